@@ -1,0 +1,221 @@
+"""Event types of a run. Drivers create payloads; the core's broker stamps ``meta`` (sequence, time, ids)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._enums import (
+    FailureReason,
+    MessageFailure,
+    MessageState,
+    Phase,
+    ProcessKind,
+    Role,
+    SubagentKind,
+)
+from ._result import Result, TranscriptItem, Usage
+
+if TYPE_CHECKING:
+    from ._errors import AdaptorError
+
+E = TypeVar("E", bound="Event")
+
+_EPOCH = datetime.fromtimestamp(0).astimezone()
+
+
+@dataclass(frozen=True)
+class EventSourceMeta:
+    """Provider-native coordinates of an event, kept for audit."""
+
+    run_id: str = ""
+    thread_id: str = ""
+    turn_id: str = ""
+    sequence: int = 0
+    timestamp: str = ""
+
+
+@dataclass(frozen=True)
+class EventMeta:
+    """Where an event sits: run, thread, per-run sequence (assigned by the core), time, turn."""
+
+    run_id: str = ""
+    thread_key: str = ""
+    sequence: int = 0
+    time: datetime = _EPOCH
+    turn_id: str = ""
+    source: EventSourceMeta | None = None
+
+
+EMPTY_META = EventMeta()
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event; ``meta`` is stamped by the core when the event is published."""
+
+    meta: EventMeta = field(default=EMPTY_META, kw_only=True, compare=False)
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    """Streamed assistant (or user) text."""
+
+    text: str = ""
+    message_id: str = ""
+    role: Role = Role.ASSISTANT
+    phase: Phase = Phase.CONTENT
+
+
+@dataclass(frozen=True)
+class Thinking(Event):
+    """Streamed reasoning text."""
+
+    text: str = ""
+    message_id: str = ""
+    phase: Phase = Phase.CONTENT
+
+
+@dataclass(frozen=True)
+class ToolCall(Event):
+    """A tool call: START with name, CONTENT with argument deltas, END with full arguments."""
+
+    id: str = ""
+    name: str = ""
+    args: dict[str, Any] | None = None
+    args_delta: str = ""
+    result: dict[str, Any] | None = None
+    phase: Phase = Phase.START
+
+
+@dataclass(frozen=True)
+class ToolResult(Event):
+    """The outcome of a tool call."""
+
+    id: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    """The run started (lifecycle identifiers)."""
+
+    run_id: str = ""
+    thread_id: str = ""
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    """Informational end of the provider run; Done is the authoritative end."""
+
+    run_id: str = ""
+    thread_id: str = ""
+    usage: Usage | None = None
+    failed: bool = False
+    reason: FailureReason | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class MessageUpdate(Event):
+    """A supplemental message changed state."""
+
+    id: str = ""
+    state: MessageState = MessageState.ACCEPTED
+    turn: int = 0
+    boundary: str = ""
+    mechanism: str = ""
+    reason: MessageFailure = MessageFailure.NONE
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TurnEnd(Event):
+    """One provider turn ended (not proof of checkpoint persistence)."""
+
+    turn: int = 0
+    result: Result | None = None
+    err: AdaptorError | None = None
+    message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Done(Event):
+    """The authoritative last event: exactly what ``Stream.result()`` returns or raises."""
+
+    result: Result | None = None
+    err: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class ProcessInfo(Event):
+    """Provider process lifecycle and raw output chunks."""
+
+    kind: ProcessKind = ProcessKind.SPAWN
+    text: str = ""
+    bytes: bytes = b""
+    metadata: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Diagnostics, lifecycle notes and well-known notices (limit.approaching, thread.continuity, ...)."""
+
+    kind: str = "lifecycle"
+    text: str = ""
+    item: TranscriptItem | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dropped(Event):
+    """Ordinary events were dropped under backpressure; one per drop window."""
+
+    count: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    first_sequence: int = 0
+    last_sequence: int = 0
+    reason: str = ""
+    source: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SubagentUpdate(Event):
+    """Progress of a subagent (Claude Task/Agent tool, Codex collab calls, ...)."""
+
+    task: str = ""
+    member: str = ""
+    state: str = ""
+    summary: str = ""
+    kind: SubagentKind = SubagentKind.STATE
+    delta: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def with_meta(event: E, meta: EventMeta) -> E:
+    """A copy of ``event`` with ``meta`` replaced (used by the broker and by replays)."""
+    return replace(event, meta=meta)
+
+
+def is_droppable(event: Event) -> bool:
+    """Only content deltas, raw output chunks and subagent deltas may be dropped under backpressure."""
+    if isinstance(event, TextDelta | Thinking):
+        return event.phase is Phase.CONTENT
+    if isinstance(event, ToolCall):
+        return event.phase is Phase.CONTENT
+    if isinstance(event, ProcessInfo):
+        return event.kind in (ProcessKind.STDOUT, ProcessKind.STDERR)
+    if isinstance(event, SubagentUpdate):
+        return event.kind is SubagentKind.DELTA
+    return False
+
+
+def event_kind(event: Event) -> str:
+    """A short name for counting events by kind."""
+    return type(event).__name__

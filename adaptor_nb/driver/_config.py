@@ -1,0 +1,77 @@
+"""Configuration shared by every built-in CLI driver, with validation that names the bad field."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+
+from .._errors import InvalidDriverConfigError
+
+
+@dataclass(frozen=True)
+class CommonConfig:
+    """Fields every CLI driver takes.
+
+    ``command`` is the CLI argv prefix (default: found on PATH); ``env`` is added to the process environment;
+    ``secret_env`` reaches the process but never events, transcripts or reprs; timeouts are seconds.
+    """
+
+    command: list[str] | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    instructions: str = ""
+    startup_timeout: float = 60.0
+    idle_timeout: float | None = None
+    grace_period: float = 2.0
+    extra_args: list[str] = field(default_factory=list)
+
+    def validate_common(self, driver: str) -> None:
+        """Raise InvalidDriverConfigError for the first bad field."""
+
+        def bad(name: str, why: str) -> InvalidDriverConfigError:
+            return InvalidDriverConfigError(f"{driver}.Config.{name}: {why}", option=name)
+
+        if self.command is not None and (
+            not isinstance(self.command, list) or not self.command or not all(isinstance(a, str) for a in self.command)
+        ):
+            raise bad("command", f"must be a non-empty list of strings, got {self.command!r}")
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise bad("cwd", f"{self.cwd!r} is not a directory")
+        for name, mapping in (("env", self.env), ("secret_env", self.secret_env)):
+            if not isinstance(mapping, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
+            ):
+                raise bad(name, "must map strings to strings")
+        for name, value in (("startup_timeout", self.startup_timeout), ("grace_period", self.grace_period)):
+            if not isinstance(value, int | float) or value <= 0:
+                raise bad(name, f"must be a positive number of seconds, got {value!r}")
+        if self.idle_timeout is not None and (not isinstance(self.idle_timeout, int | float) or self.idle_timeout <= 0):
+            raise bad("idle_timeout", f"must be None or a positive number of seconds, got {self.idle_timeout!r}")
+        if not isinstance(self.extra_args, list) or not all(isinstance(a, str) for a in self.extra_args):
+            raise bad("extra_args", "must be a list of strings")
+
+
+def resolve_command(command: list[str] | None, default: str, install_hint: str, driver: str) -> list[str]:
+    """The argv prefix to run: ``command`` if given, else ``default`` found on PATH; a clear error otherwise."""
+    if command:
+        exe = command[0]
+        if os.path.sep in exe:
+            if not os.access(exe, os.X_OK):
+                raise InvalidDriverConfigError(
+                    f"{driver}: command {exe!r} is not an executable file. {install_hint}", option="command"
+                )
+            return list(command)
+        found = shutil.which(exe)
+        if not found:
+            raise InvalidDriverConfigError(
+                f"{driver}: command {exe!r} was not found on PATH. {install_hint}", option="command"
+            )
+        return [found, *command[1:]]
+    found = shutil.which(default)
+    if not found:
+        raise InvalidDriverConfigError(
+            f"{driver}: the {default!r} CLI was not found on PATH. {install_hint}", option="command"
+        )
+    return [found]

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything the project and its tests need into the repo: a virtualenv in .venv (the package with all
+# extras), the pinned agent CLIs in .cache/npm, and Debian's chromium for browser tests. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+CLAUDE_VERSION=2.1.197
+CODEX_VERSION=0.171.0
+
+if [ "${ADAPTOR_NB_SKIP_APT:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== installing Debian chromium"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "warning: chromium is missing and this is not root; browser tests will be skipped" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+echo "== installing adaptor_nb with extras"
+.venv/bin/python -m pip install -q -e ".[pandas,test]"
+
+mkdir -p .cache/npm
+if [ ! -x .cache/npm/node_modules/.bin/claude ] || [ ! -x .cache/npm/node_modules/.bin/codex ] \
+   || ! grep -q "\"version\": \"$CLAUDE_VERSION\"" .cache/npm/node_modules/@anthropic-ai/claude-code/package.json 2>/dev/null \
+   || ! grep -q "\"version\": \"$CODEX_VERSION\"" .cache/npm/node_modules/@openai/codex/package.json 2>/dev/null; then
+  echo "== installing the pinned agent CLIs into .cache/npm"
+  (cd .cache/npm && [ -f package.json ] || echo '{"name":"adaptor-nb-cli-cache","private":true}' > package.json)
+  npm install --prefix "$ROOT/.cache/npm" --no-audit --no-fund --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION"
+fi
+echo "== setup done"
