@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from dataclasses import replace
 
 from .._errors import ThreadBusyError, ThreadLeaseLostError
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
@@ -22,8 +23,16 @@ class MemoryStore:
     def _now() -> float:
         return time.time()
 
+    @staticmethod
+    def _detached(record: ThreadRecord) -> ThreadRecord:
+        # Callers get their own maps, so editing a returned record never edits the stored one.
+        return replace(
+            record, receipts=dict(record.receipts), usage=dict(record.usage), metadata=dict(record.metadata)
+        )
+
     async def resolve(self, key: str) -> ThreadRecord | None:
-        return self._records.get(key)
+        record = self._records.get(key)
+        return None if record is None else self._detached(record)
 
     async def acquire_lease(self, key: str, owner: str, ttl: float) -> Lease:
         async with self._lock:
@@ -37,7 +46,12 @@ class MemoryStore:
 
     def _check(self, lease: Lease) -> None:
         held = self._leases.get(lease.key)
-        if held is None or held.token != lease.token or held.expires_at <= self._now():
+        if (
+            held is None
+            or held.token != lease.token
+            or held.owner != lease.owner
+            or held.expires_at <= self._now()
+        ):
             raise ThreadLeaseLostError(f"lease on thread {lease.key!r} was lost", key=lease.key)
 
     async def renew_lease(self, lease: Lease, ttl: float) -> Lease:
@@ -58,10 +72,11 @@ class MemoryStore:
             self._check(lease)
             record = merge_record(self._records.get(lease.key), lease.key, request, self._now())
             self._records[lease.key] = record
-            return record
+            return self._detached(record)
 
     async def list(self) -> list[ThreadRecord]:
-        return sorted(self._records.values(), key=lambda r: r.updated_at, reverse=True)
+        records = sorted(self._records.values(), key=lambda r: r.updated_at, reverse=True)
+        return [self._detached(r) for r in records]
 
     async def delete(self, key: str) -> bool:
         async with self._lock:
