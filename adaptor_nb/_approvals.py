@@ -149,7 +149,8 @@ class ApprovalRequest(Event):
         r = self._require()
         if self.kind is not ApprovalKind.QUESTION:
             raise ApprovalKindMismatchError(
-                f"approval {self.id} is a {self.kind.value} request: use approve() or deny()", request_id=self.id
+                f"approval {self.id} is a {self.kind.value} request: use approve() or deny()",
+                request_id=self.id,
             )
         r.resolve(Decision("answer", answer=option))
 

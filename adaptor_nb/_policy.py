@@ -125,7 +125,9 @@ APPROVALS_AUTO_DENY = ApprovalPolicy(
     permission=ApprovalMode.AUTO_DENY, plan_review=ApprovalMode.AUTO_DENY, question=QuestionMode.AUTO_DENY
 )
 APPROVALS_AUTO_APPROVE = ApprovalPolicy(
-    permission=ApprovalMode.AUTO_APPROVE, plan_review=ApprovalMode.AUTO_APPROVE, question=QuestionMode.AUTO_DENY
+    permission=ApprovalMode.AUTO_APPROVE,
+    plan_review=ApprovalMode.AUTO_APPROVE,
+    question=QuestionMode.AUTO_DENY,
 )
 
 
@@ -160,7 +162,8 @@ def validate_policy(policy: Policy) -> None:
     a = policy.approvals
     if a.max_retries is not None and (not isinstance(a.max_retries, int) or a.max_retries < 0):
         raise InvalidPolicyError(
-            f"policy.approvals.max_retries must be >= 0, got {a.max_retries!r}", option="policy.approvals.max_retries"
+            f"policy.approvals.max_retries must be >= 0, got {a.max_retries!r}",
+            option="policy.approvals.max_retries",
         )
     if a.timeout is not None and (not isinstance(a.timeout, int | float) or math.isnan(a.timeout)):
         raise InvalidPolicyError(

@@ -252,7 +252,9 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
         out.thread_key = p.thread_key or out.thread_key
         out.duration += p.duration
         out._raw = RawStreams(
-            out._raw.stdout + p._raw.stdout, out._raw.stderr + p._raw.stderr, p._raw.terminal or out._raw.terminal
+            out._raw.stdout + p._raw.stdout,
+            out._raw.stderr + p._raw.stderr,
+            p._raw.terminal or out._raw.terminal,
         )
         out._transcript.extend(p._transcript)
         base = max((m.turn for m in out._messages), default=0)

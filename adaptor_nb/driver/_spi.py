@@ -1,4 +1,4 @@
-"""The Driver SPI: what a driver declares (Descriptor), receives (Invocation, RunContext) and returns (DriverOutcome)."""
+"""The Driver SPI: what a driver declares, receives (Invocation, RunContext) and returns (DriverOutcome)."""
 
 from __future__ import annotations
 
@@ -232,10 +232,19 @@ class ApprovalPort(Protocol):
 class RunContext(Protocol):
     """What the core gives a running driver: the event sink, raw capture, turn accounting and the ports."""
 
-    run_id: str
-    thread_key: str
-    messages: MessagePort | None
-    approvals: ApprovalPort
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def thread_key(self) -> str: ...
+
+    @property
+    def messages(self) -> MessagePort | None:
+        """The message port, or None when supplemental messages are off for this run."""
+        ...
+
+    @property
+    def approvals(self) -> ApprovalPort: ...
 
     async def emit(self, event: Event) -> None:
         """Publish an event (the core stamps meta; ordinary events may wait under blocking backpressure)."""

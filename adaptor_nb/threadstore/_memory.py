@@ -26,9 +26,7 @@ class MemoryStore:
     @staticmethod
     def _detached(record: ThreadRecord) -> ThreadRecord:
         # Callers get their own maps, so editing a returned record never edits the stored one.
-        return replace(
-            record, receipts=dict(record.receipts), usage=dict(record.usage), metadata=dict(record.metadata)
-        )
+        return replace(record, receipts=dict(record.receipts), usage=dict(record.usage), metadata=dict(record.metadata))
 
     async def resolve(self, key: str) -> ThreadRecord | None:
         record = self._records.get(key)
@@ -46,12 +44,7 @@ class MemoryStore:
 
     def _check(self, lease: Lease) -> None:
         held = self._leases.get(lease.key)
-        if (
-            held is None
-            or held.token != lease.token
-            or held.owner != lease.owner
-            or held.expires_at <= self._now()
-        ):
+        if held is None or held.token != lease.token or held.owner != lease.owner or held.expires_at <= self._now():
             raise ThreadLeaseLostError(f"lease on thread {lease.key!r} was lost", key=lease.key)
 
     async def renew_lease(self, lease: Lease, ttl: float) -> Lease:

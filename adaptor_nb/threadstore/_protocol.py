@@ -113,9 +113,7 @@ def prune_receipts(receipts: dict[str, float], now: float) -> dict[str, float]:
     return fresh
 
 
-def merge_record(
-    old: ThreadRecord | None, key: str, req: FinalizeRequest, now: float
-) -> ThreadRecord:
+def merge_record(old: ThreadRecord | None, key: str, req: FinalizeRequest, now: float) -> ThreadRecord:
     """Apply ``req`` to ``old`` (the pure part of finalize shared by every store)."""
     from dataclasses import replace
 

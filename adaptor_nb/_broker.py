@@ -1,0 +1,254 @@
+"""The per-run event broker: stamps meta, buffers with backpressure, reports drops, keeps Done last."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ._events import Done, Dropped, Event, EventMeta, EventSourceMeta, event_kind, is_droppable, with_meta
+
+
+@dataclass
+class _DropWindow:
+    count: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    first: int = 0
+    last: int = 0
+    reason: str = ""
+
+    def add(self, kind: str, seq: int, reason: str) -> None:
+        if self.count == 0:
+            self.first = seq
+            self.reason = reason
+        self.count += 1
+        self.last = seq
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+
+
+class Broker:
+    """One per run. Ordinary (droppable) events share a bounded buffer; critical events are never dropped.
+
+    Modes: live consumption (bounded; drops or, with ``blocking``, waits), result-only (ordinary traffic is
+    discarded with a loss summary, critical events kept for a later ``events()``), and closed (after Done).
+    """
+
+    def __init__(self, run_id: str, thread_key: str, capacity: int = 1024, blocking: bool = False) -> None:
+        self.run_id = run_id
+        self.thread_key = thread_key
+        self.capacity = capacity
+        self.blocking = blocking
+        self.turn_id = ""
+        self._seq = 0
+        self._items: deque[Event] = deque()
+        self._ordinary = 0
+        self._window = _DropWindow()
+        self._subscribed = False
+        self._result_only = False
+        self._discarding = False
+        self._closed = False
+        self._wake = asyncio.Event()
+        self._space = asyncio.Event()
+        self._space.set()
+        self._subscribe_waiters: list[asyncio.Future[bool]] = []
+        self.published = 0
+        self.dropped = 0
+
+    # -- state -------------------------------------------------------------------------------------------
+
+    @property
+    def subscribed(self) -> bool:
+        return self._subscribed
+
+    @property
+    def result_only(self) -> bool:
+        return self._result_only and not self._subscribed
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _stamp(self, event: Event, source: EventSourceMeta | None) -> Event:
+        self._seq += 1
+        meta = EventMeta(
+            run_id=self.run_id,
+            thread_key=self.thread_key,
+            sequence=self._seq,
+            time=datetime.now(UTC),
+            turn_id=self.turn_id,
+            source=source if source is not None else event.meta.source,
+        )
+        return with_meta(event, meta)
+
+    def _flush_window(self) -> None:
+        w = self._window
+        if w.count == 0:
+            return
+        self._window = _DropWindow()
+        report = Dropped(
+            count=w.count,
+            by_kind=dict(w.by_kind),
+            first_sequence=w.first,
+            last_sequence=w.last,
+            reason=w.reason,
+            source="broker",
+        )
+        self._append(self._stamp(report, None), ordinary=False)
+
+    def _append(self, event: Event, *, ordinary: bool) -> None:
+        self._items.append(event)
+        if ordinary:
+            self._ordinary += 1
+            if self._ordinary >= self.capacity:
+                self._space.clear()
+        self.published += 1
+        self._wake.set()
+
+    def _drop(self, event: Event, reason: str) -> None:
+        self._seq += 1
+        self.dropped += 1
+        self._window.add(event_kind(event), self._seq, reason)
+
+    # -- producers ---------------------------------------------------------------------------------------
+
+    async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:
+        """Publish ``event``; returns the stamped event, or None if it was dropped."""
+        if self._closed:
+            return None
+        if not is_droppable(event):
+            return self.publish_critical(event, source)
+        if self._discarding or self.result_only:
+            self._drop(event, "result_only" if self.result_only else "cancelled")
+            return None
+        if self._ordinary >= self.capacity:
+            if self.blocking and self._subscribed:
+                while self._ordinary >= self.capacity and not (self._discarding or self._closed or self.result_only):
+                    await self._space.wait()
+                if self._closed:
+                    return None
+                if self._discarding or self.result_only:
+                    self._drop(event, "cancelled")
+                    return None
+            else:
+                self._drop(event, "buffer_full")
+                return None
+        self._flush_window()
+        stamped = self._stamp(event, source)
+        self._append(stamped, ordinary=True)
+        return stamped
+
+    def publish_critical(self, event: Event, source: EventSourceMeta | None = None) -> Event:
+        """Publish a reliable event at once (never blocks, never drops)."""
+        if self._closed:
+            raise RuntimeError("broker is closed")
+        self._flush_window()
+        stamped = self._stamp(event, source)
+        self._append(stamped, ordinary=False)
+        return stamped
+
+    def close(self, done: Done) -> Done:
+        """Flush any drop report, publish Done last, and stop accepting events."""
+        self._flush_window()
+        stamped = self._stamp(done, None)
+        self._append(stamped, ordinary=False)
+        self._closed = True
+        self._release()
+        if not self._subscribed:
+            self._prune_ordinary()
+        return stamped  # type: ignore[return-value]
+
+    # -- modes -------------------------------------------------------------------------------------------
+
+    def _release(self) -> None:
+        self._space.set()
+        for fut in self._subscribe_waiters:
+            if not fut.done():
+                fut.set_result(self._subscribed)
+        self._subscribe_waiters.clear()
+
+    def _prune_ordinary(self) -> None:
+        """Replace buffered ordinary events with one loss summary (Result-only or late subscription)."""
+        if self._ordinary == 0:
+            return
+        kept: deque[Event] = deque()
+        lost = _DropWindow()
+        for ev in self._items:
+            if is_droppable(ev):
+                lost.add(event_kind(ev), ev.meta.sequence, "result_only")
+            else:
+                kept.append(ev)
+        self._ordinary = 0
+        self.dropped += lost.count
+        summary = Dropped(
+            count=lost.count,
+            by_kind=lost.by_kind,
+            first_sequence=lost.first,
+            last_sequence=lost.last,
+            reason="result_only",
+            source="broker",
+        )
+        # The summary keeps the sequence of the first lost event so the log stays ordered.
+        kept_list = list(kept)
+        insert_at = next((i for i, e in enumerate(kept_list) if e.meta.sequence > lost.first), len(kept_list))
+        first_meta = EventMeta(
+            run_id=self.run_id, thread_key=self.thread_key, sequence=lost.first, time=datetime.now(UTC)
+        )
+        kept_list.insert(insert_at, with_meta(summary, first_meta))
+        self._items = deque(kept_list)
+        self._space.set()
+
+    def result_requested(self) -> None:
+        """``result()`` was awaited: without a subscriber, stop holding ordinary traffic."""
+        self._result_only = True
+        if not self._subscribed:
+            self._prune_ordinary()
+            self._release()
+
+    def discard_ordinary(self) -> None:
+        """Cancellation: release blocked producers; further ordinary traffic is summarized, not buffered."""
+        self._discarding = True
+        self._space.set()
+
+    async def wait_for_subscriber(self) -> bool:
+        """Wait until ``events()`` is called (True) or result-only mode/closure makes that moot (False)."""
+        if self._subscribed:
+            return True
+        if self.result_only or self._closed:
+            return False
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._subscribe_waiters.append(fut)
+        return await fut
+
+    # -- the consumer ------------------------------------------------------------------------------------
+
+    def subscribe(self) -> AsyncIterator[Event]:
+        """The single consumer's iterator; a second call raises RuntimeError."""
+        if self._subscribed:
+            raise RuntimeError("events() already has a consumer: a run's events go to exactly one consumer")
+        if self._closed:
+            self._prune_ordinary()
+        self._subscribed = True
+        for fut in self._subscribe_waiters:
+            if not fut.done():
+                fut.set_result(True)
+        self._subscribe_waiters.clear()
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        while True:
+            if self._items:
+                ev = self._items.popleft()
+                if is_droppable(ev) and self._ordinary > 0:
+                    self._ordinary -= 1
+                    if self._ordinary < self.capacity:
+                        self._space.set()
+                yield ev
+                if isinstance(ev, Done):
+                    return
+                continue
+            if self._closed:
+                return
+            self._wake.clear()
+            await self._wake.wait()

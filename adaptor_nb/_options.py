@@ -1,0 +1,240 @@
+"""Option scopes and merge rules: Agent defaults, per-call overrides, construction-only and call-only options."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from typing import Any
+
+from ._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
+from ._policy import Identity, Policy
+
+SHARED_OPTIONS = frozenset(
+    {
+        "model",
+        "timeout",
+        "spawn",
+        "instructions",
+        "workspace",
+        "workspace_spec",
+        "metadata",
+        "identity",
+        "policy",
+        "on_approval",
+        "skills",
+        "mcp",
+        "profile_resources",
+        "services",
+        "run_services",
+    }
+)
+CONSTRUCTION_ONLY = frozenset(
+    {
+        "thread_store",
+        "tools",
+        "event_buffer",
+        "blocking_events",
+        "profile",
+        "skill_provider",
+        "skill_materializer",
+        "workspace_manager",
+        "service_manager",
+    }
+)
+SCHEMA_OPTIONS = frozenset({"schema", "schema_name", "schema_description", "schema_return_invalid"})
+MESSAGE_OPTIONS = frozenset({"id", "author", "when"})
+CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Resolved execution settings (Agent defaults merged with call options)."""
+
+    model: str = ""
+    timeout: float | None = None
+    spawn: bool = False
+    instructions: str = ""
+    workspace: str = ""
+    workspace_spec: Any = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    identity: Identity = field(default_factory=Identity)
+    policy: Policy = field(default_factory=Policy)
+    on_approval: Callable[..., Any] | None = None
+    skills: tuple[Any, ...] = ()
+    mcp: tuple[Any, ...] | None = None
+    profile_resources: Any = None
+    services: tuple[Any, ...] | None = None
+    run_services: tuple[Any, ...] = ()
+
+    def has_execution_options(self) -> bool:
+        return self != RunSettings()
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Construction-only settings plus the default RunSettings."""
+
+    run: RunSettings = field(default_factory=RunSettings)
+    thread_store: Any = None
+    tools: tuple[Any, ...] = ()
+    event_buffer: int = 1024
+    blocking_events: bool = False
+    profile: Any = None
+    skill_provider: Any = None
+    skill_materializer: Any = None
+    workspace_manager: Any = None
+    service_manager: Any = None
+
+
+def _seconds(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ConfigError(f"{name} must be seconds (a number or timedelta), got {value!r}", option=name)
+    if value < 0:
+        raise ConfigError(f"{name} must not be negative, got {value!r}", option=name)
+    return float(value) if value > 0 else None
+
+
+def _skill_key(skill: Any) -> str:
+    key = skill if isinstance(skill, str) else getattr(skill, "key", None)
+    if not isinstance(key, str) or not key:
+        raise SkillKeyMissingError(f"skill {skill!r} has no key", option="skills")
+    return key
+
+
+def _append_skills(existing: tuple[Any, ...], new: Sequence[Any]) -> tuple[Any, ...]:
+    keys = {_skill_key(s) for s in existing}
+    out = list(existing)
+    for s in new:
+        k = _skill_key(s)
+        if k in keys:
+            raise SkillKeyConflictError(f"skill key {k!r} is given twice", option="skills")
+        keys.add(k)
+        out.append(s)
+    return tuple(out)
+
+
+def check_names(options: Mapping[str, Any], *, allowed: frozenset[str], where: str) -> None:
+    """Raise TypeError for an option that does not belong in this scope."""
+    for name in options:
+        if name in allowed:
+            continue
+        if name in CONSTRUCTION_ONLY:
+            raise TypeError(f"{where}() got construction-only option {name!r}: pass it to Agent(...)")
+        if name in CALL_ONLY:
+            raise TypeError(f"{where}() got call-only option {name!r}: pass it to send(...)")
+        raise TypeError(f"{where}() got an unexpected option {name!r}")
+
+
+def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
+    """Apply shared options to ``base`` with the seed's merge rules (nearer wins)."""
+    changes: dict[str, Any] = {}
+    for name, value in options.items():
+        if name == "model":
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise ConfigError(f"model must be a string, got {value!r}", option="model")
+            if value:
+                changes["model"] = value
+        elif name == "timeout":
+            changes["timeout"] = _seconds("timeout", value)
+        elif name == "spawn":
+            if not isinstance(value, bool):
+                raise ConfigError(f"spawn must be a bool, got {value!r}", option="spawn")
+            changes["spawn"] = value
+        elif name in ("instructions", "workspace"):
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise ConfigError(f"{name} must be a string, got {value!r}", option=name)
+            changes[name] = value
+        elif name == "metadata":
+            if value is None:
+                continue
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            ):
+                raise ConfigError("metadata must map strings to strings", option="metadata")
+            changes["metadata"] = {**base.metadata, **value}
+        elif name == "identity":
+            if value is None:
+                continue
+            if not isinstance(value, Identity):
+                raise ConfigError(f"identity must be an Identity, got {value!r}", option="identity")
+            changes["identity"] = value
+        elif name == "policy":
+            if value is None:
+                continue
+            if not isinstance(value, Policy):
+                raise ConfigError(f"policy must be a Policy, got {type(value).__name__}", option="policy")
+            changes["policy"] = value
+        elif name == "on_approval":
+            if value is not None and not callable(value):
+                raise ConfigError("on_approval must be callable or None", option="on_approval")
+            changes["on_approval"] = value
+        elif name == "skills":
+            if value is None:
+                continue
+            changes["skills"] = _append_skills(changes.get("skills", base.skills), list(value))
+        elif name == "mcp":
+            if value is None:
+                continue
+            changes["mcp"] = tuple(value)
+        elif name == "services":
+            if value is None:
+                continue
+            changes["services"] = tuple(value)
+        elif name == "run_services":
+            if value is None:
+                continue
+            existing = list(changes.get("run_services", base.run_services))
+            for provider in value:
+                if not any(p is provider for p in existing):
+                    existing.append(provider)
+            changes["run_services"] = tuple(existing)
+        elif name == "workspace_spec":
+            changes["workspace_spec"] = value
+        elif name == "profile_resources":
+            changes["profile_resources"] = value
+    return replace(base, **changes) if changes else base
+
+
+def agent_settings(options: Mapping[str, Any]) -> AgentSettings:
+    """Build AgentSettings from ``Agent(**options)``."""
+    check_names(options, allowed=SHARED_OPTIONS | CONSTRUCTION_ONLY, where="Agent")
+    shared = {k: v for k, v in options.items() if k in SHARED_OPTIONS}
+    run = merge_run(RunSettings(), shared)
+    buffer = options.get("event_buffer", 1024)
+    if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer <= 0:
+        raise ConfigError(f"event_buffer must be a positive int, got {buffer!r}", option="event_buffer")
+    blocking = options.get("blocking_events", False)
+    if not isinstance(blocking, bool):
+        raise ConfigError(f"blocking_events must be a bool, got {blocking!r}", option="blocking_events")
+    return AgentSettings(
+        run=run,
+        thread_store=options.get("thread_store"),
+        tools=tuple(options.get("tools") or ()),
+        event_buffer=buffer,
+        blocking_events=blocking,
+        profile=options.get("profile"),
+        skill_provider=options.get("skill_provider"),
+        skill_materializer=options.get("skill_materializer"),
+        workspace_manager=options.get("workspace_manager"),
+        service_manager=options.get("service_manager"),
+    )
+
+
+def split_call(options: Mapping[str, Any], where: str = "send") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``send(**options)`` into shared options and call-only options (TypeError for construction-only)."""
+    check_names(options, allowed=SHARED_OPTIONS | CALL_ONLY, where=where)
+    shared = {k: v for k, v in options.items() if k in SHARED_OPTIONS}
+    call = {k: v for k, v in options.items() if k in CALL_ONLY}
+    return shared, call

@@ -1,0 +1,584 @@
+"""One execution: checks, thread planning, the driver task, results, checkpoints and the final Done."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ._approval_port import ApprovalAbort, CoreApprovals
+from ._broker import Broker
+from ._capabilities import check_policy
+from ._enums import (
+    Boundary,
+    ContinueMode,
+    FailureReason,
+    MessageFailure,
+    Phase,
+    Role,
+    Timing,
+)
+from ._errors import (
+    AdaptorError,
+    AgentClosedError,
+    ConfigError,
+    InvalidDriverConfigError,
+    PolicyViolation,
+    ResumeRejectedError,
+    RunCancelled,
+    RunError,
+    StructuredOutputUnsupportedError,
+)
+from ._events import Done, Event, Notice, RunFinished, RunStarted, TextDelta, TurnEnd
+from ._messages import MessageQueue, limit_warning_turn
+from ._options import RunSettings
+from ._policy import Author
+from ._result import RawStreams, Result, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
+from ._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
+from .driver._spi import (
+    ClaimedMessage,
+    Descriptor,
+    Driver,
+    DriverFailure,
+    DriverOutcome,
+    Invocation,
+    OutputSchema,
+)
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+    from ._thread import ThreadBinding, ThreadPlan
+
+STDERR_TAIL = 4000
+
+
+class RunContextImpl:
+    """The RunContext a driver sees for one execution."""
+
+    def __init__(self, ex: Execution) -> None:
+        self._ex = ex
+        self._messages = ex.queue if ex.queue.enabled else None
+        self._turns = 0
+        self.usage: Usage | None = None
+        self._turn_text: list[str] = []
+        self.last_text = ""
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.terminal_payload: TerminalPayload | None = None
+        self.items: list[TranscriptItem] = []
+        self._warned = False
+
+    @property
+    def run_id(self) -> str:
+        return self._ex.run_id
+
+    @property
+    def thread_key(self) -> str:
+        return self._ex.thread_key
+
+    @property
+    def messages(self) -> MessageQueue | None:
+        return self._messages
+
+    @property
+    def approvals(self) -> CoreApprovals:
+        return self._ex.approvals
+
+    async def emit(self, event: Event) -> None:
+        if isinstance(event, TextDelta) and event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
+            self._turn_text.append(event.text)
+        if isinstance(event, TurnEnd | Done | RunStarted | RunFinished):
+            raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
+        await self._ex.broker.publish(event)
+
+    def raw_stdout(self, data: bytes) -> None:
+        self.stdout += data
+
+    def raw_stderr(self, data: bytes) -> None:
+        self.stderr += data
+
+    def terminal(self, event: str, payload: Any) -> None:
+        self.terminal_payload = TerminalPayload(event=event, json=payload)
+
+    def transcript(self, item: TranscriptItem) -> None:
+        self.items.append(item)
+
+    def set_turn_id(self, turn_id: str) -> None:
+        self._ex.broker.turn_id = turn_id
+
+    @property
+    def turns(self) -> int:
+        return self._turns
+
+    def current_text(self) -> str:
+        return "".join(self._turn_text)
+
+    async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
+        self._turns += 1
+        self.usage = Usage.add(self.usage, usage)
+        turn_text = text if text is not None else "".join(self._turn_text)
+        self._turn_text.clear()
+        self.last_text = turn_text
+        ex = self._ex
+        ids = ex.queue.delivered_in_turn(self._turns)
+        snapshot = Result(turns=1, run_id=ex.run_id, text=turn_text, usage=usage, thread_key=ex.thread_key)
+        ex.broker.publish_critical(TurnEnd(turn=self._turns, result=snapshot, message_ids=ids))
+        warn_at = limit_warning_turn(ex.max_turns)
+        if (
+            not self._warned
+            and warn_at is not None
+            and self._turns >= warn_at
+            and ex.queue.enabled
+            and ex.queue.can_continue()
+        ):
+            self._warned = True
+            ex.broker.publish_critical(
+                Notice(
+                    kind="limit.approaching",
+                    text=f"{self._turns} of {ex.max_turns} turns used; wrap up soon",
+                    data={"turns": self._turns, "max_turns": ex.max_turns},
+                )
+            )
+        if self._turns >= ex.max_turns:
+            ex.queue.limit_reached = True
+            return False
+        return True
+
+    def message_delivered(self, m: ClaimedMessage, boundary: str, mechanism: str) -> None:
+        self.items.append(
+            TranscriptItem(
+                kind="message",
+                text=m.original,
+                message=TranscriptMessage(
+                    id=m.id, author=m.author, mechanism=mechanism, boundary=boundary, text=m.original
+                ),
+            )
+        )
+
+
+class Execution:
+    """Runs one send: from capability checks to Done. Created by Agent/Thread/Standby."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        settings: RunSettings,
+        prompt: str,
+        call: dict[str, Any],
+        *,
+        binding: ThreadBinding | None = None,
+        config_error: BaseException | None = None,
+        start_id: str | None = None,
+        start_author: Author | None = None,
+    ) -> None:
+        self.agent = agent
+        self.driver: Driver = agent.driver
+        self.desc: Descriptor = agent.descriptor
+        self.settings = settings
+        self.prompt = prompt
+        self.call = call
+        self.binding = binding
+        self.thread_key = binding.key if binding else ""
+        self.run_id = f"run_{uuid.uuid4().hex[:16]}"
+        self.max_turns = settings.policy.messages.effective_max_turns
+        self.broker = Broker(self.run_id, self.thread_key, agent.settings.event_buffer, agent.settings.blocking_events)
+        self.queue = MessageQueue(
+            self.broker,
+            settings.policy.messages,
+            self.desc.messages,
+            turns=lambda: self.ctx.turns if self.ctx else 0,
+            max_turns=self.max_turns,
+        )
+        self.queue.starting_id = start_id or ""
+        self.approvals = CoreApprovals(
+            self.broker,
+            settings.policy.approvals,
+            settings.on_approval,
+            run_id=self.run_id,
+            retry_supported=self.desc.approvals.retry,
+        )
+        self.ctx: RunContextImpl | None = None
+        self._config_error = config_error
+        self._driver_task: asyncio.Task[DriverOutcome] | None = None
+        self._cancel_cause = ""
+        self._t0 = time.monotonic()
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self.future: asyncio.Future[Result] = loop.create_future()
+        self.done_event: Done | None = None
+        self.plan: ThreadPlan | None = None
+        self.last_outcome: DriverOutcome | None = None
+        self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
+
+    # -- control -----------------------------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self.future.done()
+
+    def cancel(self, cause: str = "cancelled by the caller") -> None:
+        """Idempotent and thread-safe."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._cancel(cause)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._cancel, cause)
+
+    def _cancel(self, cause: str) -> None:
+        if self.future.done() or self._cancel_cause:
+            return
+        self._cancel_cause = cause
+        self.broker.discard_ordinary()
+        self.queue.cancel_pending()
+        self.approvals.expire_all()
+        if self._driver_task is not None and not self._driver_task.done():
+            self._driver_task.cancel()
+
+    def _check_cancelled(self) -> None:
+        if self._cancel_cause:
+            raise RunCancelled(self._cancel_cause, result=self._partial())
+
+    # -- the pipeline ------------------------------------------------------------------------------------
+
+    async def _main(self) -> None:
+        result: Result | None = None
+        error: BaseException | None = None
+        try:
+            result = await self._execute()
+        except AdaptorError as exc:
+            error = exc
+        except asyncio.CancelledError:
+            error = RunCancelled(self._cancel_cause or "the run's task was cancelled", result=self._partial())
+        except Exception as exc:  # a bug or an unexpected driver error: still end with Done
+            error = RunError.for_reason(
+                FailureReason.AGENT_ERROR,
+                f"internal error: {type(exc).__name__}: {exc}",
+                result=self._partial(),
+            )
+        await self._finalize(result, error)
+
+    async def _execute(self) -> Result:
+        if self._config_error is not None:
+            raise self._config_error
+        if self.agent.closed:
+            raise AgentClosedError("the Agent is closed; create a new Agent to start runs")
+        s = self.settings
+        try:
+            self.driver.validate_config()
+        except InvalidDriverConfigError:
+            raise
+        except ConfigError as exc:
+            raise InvalidDriverConfigError(str(exc), option=exc.option) from None
+        check_policy(s.policy, self.desc)
+        schema = self._resolve_schema()
+        self.ctx = RunContextImpl(self)
+        self.queue.on_delivered = self.ctx.message_delivered
+        self._check_cancelled()
+        if self.binding is not None:
+            self.plan = await self.binding.begin(self)
+            self.queue.set_receipts(self.plan.receipts)
+            if self.queue.starting_id and self.queue.starting_id in self.plan.receipts:
+                self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
+                self.plan.duplicate = True
+                return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
+        self._check_cancelled()
+        self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
+        outcome = await self._invoke(schema)
+        self.last_outcome = outcome
+        outcome = await self._continue_by_resume(outcome, schema)
+        self.last_outcome = outcome
+        result = self._build(outcome)
+        if schema is not None:
+            self._apply_schema(schema, outcome, result)
+        return result
+
+    def _resolve_schema(self) -> ResolvedSchema | None:
+        if self.call.get("schema") is None:
+            return None
+        rs = resolve_schema(
+            self.call["schema"],
+            name=self.call.get("schema_name"),
+            description=self.call.get("schema_description"),
+            return_invalid=bool(self.call.get("schema_return_invalid", False)),
+        )
+        so = self.desc.structured_output
+        if not so.native and not so.prompted:
+            raise StructuredOutputUnsupportedError(
+                f"driver {self.desc.name!r} offers no structured output (neither native nor prompted)",
+                option="schema",
+            )
+        return rs
+
+    def _invocation(self, schema: ResolvedSchema | None, prompt: str, *, resume: Any, fork: bool) -> Invocation:
+        s = self.settings
+        native = schema is not None and self.desc.structured_output.native
+        if schema is not None and not native:
+            prompt = prompt + prompt_suffix(schema)
+        slot = None
+        if self.binding is not None and self.desc.persistent and not s.spawn:
+            slot = self.agent.slot_for(self.thread_key)
+        return Invocation(
+            run_id=self.run_id,
+            prompt=prompt,
+            thread_key=self.thread_key,
+            model=s.model,
+            instructions=s.instructions,
+            workspace=s.workspace,
+            timeout=s.timeout,
+            metadata=dict(s.metadata),
+            identity=s.identity,
+            policy=s.policy,
+            output_schema=(
+                OutputSchema(
+                    schema=schema.provider_schema(),
+                    name=schema.name,
+                    description=schema.description,
+                    native=True,
+                )
+                if native and schema is not None
+                else None
+            ),
+            resume=resume,
+            fork=fork,
+            spawn=s.spawn,
+            slot=slot,
+            max_turns=self.max_turns,
+        )
+
+    async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
+        plan = self.plan
+        prompt = self.prompt
+        resume = plan.resume if plan else None
+        fork = plan.fork if plan else False
+        if plan is not None and plan.prefix:
+            prompt = plan.prefix + prompt
+        if self.binding is not None and self.settings.spawn:
+            await self.agent.close_slot(self.thread_key)
+        try:
+            return await self._run_driver(self._invocation(schema, prompt, resume=resume, fork=fork))
+        except ResumeRejectedError as exc:
+            if plan is None or self.binding is None or self.binding.resume_only or plan.fell_back:
+                raise
+            plan.fell_back = True
+            await self.binding.fall_back(self, plan, "resume_rejected", str(exc))
+            return await self._run_driver(self._invocation(schema, plan.prefix + self.prompt, resume=None, fork=False))
+
+    async def _run_driver(self, inv: Invocation) -> DriverOutcome:
+        self._check_cancelled()
+        assert self.ctx is not None
+        task = self._loop.create_task(self.driver.run(inv, self.ctx))
+        self._driver_task = task
+        timeout = self.settings.timeout
+        deadline = None if timeout is None else self._t0 + timeout
+        try:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done, _ = await asyncio.wait({task}, timeout=remaining)
+            if not done:
+                self._cancel(f"the run timed out after {timeout:g} s")
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(task), 30)
+        except asyncio.CancelledError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 30)
+            raise
+        if task.cancelled() or not task.done():
+            raise RunCancelled(
+                self._cancel_cause or "the driver task was cancelled",
+                result=self._partial(),
+                details={"timeout": timeout} if self._cancel_cause.startswith("the run timed out") else {},
+            )
+        exc = task.exception()
+        if exc is None:
+            outcome = task.result()
+            if outcome.failure is not None:
+                raise self._failure(outcome.failure, outcome)
+            return outcome
+        if isinstance(exc, ApprovalAbort):
+            raise RunError.for_reason(exc.reason, exc.message, result=self._partial(), details=exc.details)
+        if isinstance(exc, DriverFailure):
+            raise self._failure(exc, None)
+        if isinstance(exc, AdaptorError):
+            raise exc
+        if isinstance(exc, asyncio.CancelledError):
+            raise RunCancelled(self._cancel_cause or "cancelled", result=self._partial())
+        raise RunError.for_reason(
+            FailureReason.AGENT_ERROR,
+            f"driver {self.desc.name!r} crashed: {type(exc).__name__}: {exc}",
+            result=self._partial(),
+            details={"exception": type(exc).__name__},
+        )
+
+    def _failure(self, f: DriverFailure, outcome: DriverOutcome | None) -> RunError:
+        details = dict(f.details)
+        if f.retryable:
+            details.setdefault("retryable", True)
+        if f.retry_after is not None:
+            details.setdefault("retry_after", f.retry_after)
+        return RunError.for_reason(f.reason, f.message, result=self._partial(outcome), details=details)
+
+    async def _continue_by_resume(self, outcome: DriverOutcome, schema: ResolvedSchema | None) -> DriverOutcome:
+        """ContinueMode.RESUME: the core continues with queued input through the run's fresh checkpoint."""
+        if self.desc.messages.continue_mode is not ContinueMode.RESUME or not self.queue.enabled:
+            return outcome
+        assert self.ctx is not None
+        while (
+            outcome.session_id
+            and self.queue.pending(Boundary.TURN_END)
+            and self.ctx.turns < self.max_turns
+            and not self._cancel_cause
+        ):
+            claimed = self.queue.claim(Boundary.TURN_END)
+            prompt = "\n\n".join(m.text for m in claimed)
+            ckpt = self.binding.checkpoint_for(self, outcome) if self.binding else None
+            if ckpt is None:
+                from .driver._spi import Checkpoint
+
+                ckpt = Checkpoint(session_id=outcome.session_id, driver=self.desc.name, fingerprint="")
+            try:
+                nxt = await self._run_driver(self._invocation(schema, prompt, resume=ckpt, fork=False))
+            except BaseException:
+                for m in claimed:
+                    self.queue.failed(m, MessageFailure.RUN_FAILED)
+                raise
+            for m in claimed:
+                self.queue.delivered(m, boundary=Boundary.TURN_END, mechanism="resume")
+            outcome = nxt
+        return outcome
+
+    # -- results -----------------------------------------------------------------------------------------
+
+    def _build(self, outcome: DriverOutcome | None) -> Result:
+        ctx = self.ctx
+        if ctx is None:
+            return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
+        text = (
+            outcome.text if outcome is not None and outcome.text is not None else (ctx.last_text or ctx.current_text())
+        )
+        if outcome is None and ctx.current_text():
+            text = ctx.current_text() if not ctx.last_text else ctx.last_text + ctx.current_text()
+        usage = outcome.usage if outcome is not None and outcome.usage is not None else ctx.usage
+        turns = ctx.turns if ctx.turns or outcome is None else 1
+        r = Result(
+            turns=turns,
+            run_id=self.run_id,
+            model=(outcome.model if outcome else "") or self.settings.model,
+            provider=(outcome.provider if outcome else "") or self.desc.provider,
+            text=text,
+            usage=usage,
+            metadata=dict(outcome.metadata) if outcome else {},
+            thread_key=self.thread_key,
+            duration=time.monotonic() - self._t0,
+        )
+        r._raw = RawStreams(bytes(ctx.stdout), bytes(ctx.stderr), ctx.terminal_payload)
+        r._transcript = list(ctx.items)
+        r._messages = self.queue.outcomes()
+        if outcome is not None and outcome.has_structured:
+            r._structured = outcome.structured
+            r._has_structured = True
+        return r
+
+    def _partial(self, outcome: DriverOutcome | None = None) -> Result:
+        return self._build(outcome)
+
+    def _apply_schema(self, rs: ResolvedSchema, outcome: DriverOutcome, result: Result) -> None:
+        native = self.desc.structured_output.native
+        if native and outcome.has_structured:
+            value: Any = outcome.structured
+            schema = rs.provider_schema()
+        else:
+            try:
+                value = parse_json_text(result.text)
+            except ValueError as exc:
+                self._invalid(rs, result, None, [f"the answer is not JSON: {exc}"])
+                return
+            schema = rs.schema
+            if native and rs.wrapped and isinstance(value, dict) and "items" in value:
+                schema = rs.provider_schema()
+        errors = validation_errors(schema, value)
+        value = rs.unwrap(value) if schema is not rs.schema else value
+        if errors:
+            self._invalid(rs, result, value, errors)
+            return
+        result._structured = value
+        result._has_structured = True
+
+    def _invalid(self, rs: ResolvedSchema, result: Result, value: Any, errors: list[str]) -> None:
+        result.metadata["structured_output.valid"] = "false"
+        if rs.return_invalid:
+            result._structured = value
+            result._has_structured = value is not None
+            return
+        result._structured = None
+        result._has_structured = False
+        raise PolicyViolation(
+            f"the output does not match schema {rs.name!r}: " + "; ".join(errors[:5]),
+            result=result,
+            details={"errors": errors, "schema": rs.name},
+        )
+
+    # -- the end -----------------------------------------------------------------------------------------
+
+    async def _finalize(self, result: Result | None, error: BaseException | None) -> None:
+        if isinstance(error, RunCancelled) or self._cancel_cause:
+            reason = MessageFailure.CANCELLED
+        else:
+            reason = MessageFailure.RUN_FAILED
+        if self.ctx is not None and self.ctx.turns >= self.max_turns:
+            self.queue.limit_reached = True
+        self.queue.finish(reason)
+        self.approvals.expire_all()
+        final_messages = self.queue.outcomes()
+        if result is not None:
+            result._messages = final_messages
+        if isinstance(error, RunError) and error.result is not None:
+            error.result._messages = final_messages
+        if self.binding is not None and self.plan is not None:
+            try:
+                await self.binding.finish(self, self.plan, result, error)
+            except AdaptorError as exc:
+                if error is None:
+                    error, result = exc, None
+        elif self.binding is not None:
+            self.binding.abandon(self)
+        usage = (
+            result.usage
+            if result is not None
+            else (error.result.usage if isinstance(error, RunError) and error.result else None)
+        )
+        with contextlib.suppress(RuntimeError):
+            self.broker.publish_critical(
+                RunFinished(
+                    run_id=self.run_id,
+                    thread_id=self.thread_key,
+                    usage=usage,
+                    failed=error is not None,
+                    reason=error.reason if isinstance(error, RunError) else None,
+                    message=str(error) if error is not None else "",
+                )
+            )
+        self.done_event = self.broker.close(Done(result=result, err=error))
+        if error is not None:
+            self.future.set_exception(error)
+            self.future.exception()  # mark retrieved: callers may read it through Done instead
+        else:
+            assert result is not None
+            self.future.set_result(result)
+        self.agent.forget(self)
+
+    async def wait(self) -> Result:
+        self.broker.result_requested()
+        return await asyncio.shield(self.future)
+
+
+def with_thread_key(result: Result, key: str) -> Result:
+    return replace(result, thread_key=key)
+
+
+__all__ = ["Execution", "RunContextImpl", "Timing"]
