@@ -1,0 +1,198 @@
+"""Parsing of the ``%%agent`` / ``%agent`` option lines and ``{name}`` interpolation of the prompt."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+APPROVAL_MODES = ("ask", "auto", "deny")
+DRIVER_NAMES = ("claude", "codex", "cursor", "codebuddy", "reference")
+
+
+class OptionError(ValueError):
+    """A magic option line could not be used; the message names the option."""
+
+
+CELL_HELP = """\
+%%agent [options]
+<prompt>
+
+Send the cell body as a prompt to a coding agent and show the run live. The cell blocks until the run ends
+(Kernel > Interrupt cancels it); widget clicks (approvals, messages) keep working meanwhile.
+
+Options:
+  --thread KEY          continue (or start) the named thread KEY; without it the cell is a one-off send
+  --agent NAME          use the adaptor_nb.Agent object bound to NAME in the notebook
+  --driver NAME         use a built-in driver: claude, codex, cursor, codebuddy or reference
+  --model M             model for this run
+  --schema NAME         structured output: a pydantic model, a type such as list[Model], or a JSON-Schema dict
+                        (a name or expression from the notebook namespace)
+  --out VAR             where the outcome goes (default _agent): the Result, or with --schema the validated
+                        value (a DataFrame for a list-of-model schema; the Result is then in VAR_result)
+  --approvals MODE      ask (cards in the view; the default), auto (approve) or deny
+  --timeout S           cancel the run after S seconds
+  --spawn               force a fresh provider process for this run
+  --instructions TEXT   extra instructions for this run
+  --quiet               show no view (the outcome still goes to --out; failures still raise)
+
+The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
+defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
+as in any IPython magic.
+
+Line magic: %agent use DRIVER [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
+            %agent threads | %agent status | %agent cancel | %agent help
+"""
+
+LINE_HELP = """\
+%agent use DRIVER [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
+    Make DRIVER (claude, codex, cursor, codebuddy, reference, or default for the automatic choice) the
+    notebook default for %%agent cells.
+%agent threads   a table of this notebook's threads: key, driver, status, last run, usage
+%agent status    the default driver and the runs in progress
+%agent cancel    cancel every run in progress
+%agent help      this help and the %%agent options
+"""
+
+
+@dataclass(frozen=True)
+class CellOptions:
+    """The parsed option line of an ``%%agent`` cell."""
+
+    thread: str | None = None
+    agent: str | None = None
+    driver: str | None = None
+    model: str | None = None
+    schema: str | None = None
+    out: str = "_agent"
+    approvals: str | None = None
+    timeout: float | None = None
+    spawn: bool = False
+    instructions: str | None = None
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class UseOptions:
+    """The parsed arguments of ``%agent use``."""
+
+    driver: str
+    model: str | None = None
+    approvals: str | None = None
+    timeout: float | None = None
+    instructions: str | None = None
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that raises OptionError instead of exiting the kernel."""
+
+    def error(self, message: str) -> NoReturn:
+        raise OptionError(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise OptionError(message or f"{self.prog}: invalid options")
+
+
+def _positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {value!r}") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def _cell_parser() -> _Parser:
+    p = _Parser(prog="%%agent", add_help=False, allow_abbrev=False)
+    p.add_argument("--thread")
+    p.add_argument("--agent")
+    p.add_argument("--driver", choices=DRIVER_NAMES)
+    p.add_argument("--model")
+    p.add_argument("--schema")
+    p.add_argument("--out", default="_agent")
+    p.add_argument("--approvals", choices=APPROVAL_MODES)
+    p.add_argument("--timeout", type=_positive_seconds)
+    p.add_argument("--spawn", action="store_true")
+    p.add_argument("--instructions")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
+def _split(line: str, prog: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise OptionError(f"{prog}: cannot split the option line ({exc}); check the quotes") from None
+
+
+def parse_cell_line(line: str) -> CellOptions:
+    """Parse the text after ``%%agent`` into CellOptions; raises OptionError naming the bad option."""
+    ns = _cell_parser().parse_args(_split(line, "%%agent"))
+    if ns.thread is not None and not ns.thread.strip():
+        raise OptionError("%%agent: --thread needs a non-empty key")
+    if ns.agent is not None and ns.driver is not None:
+        raise OptionError("%%agent: --agent and --driver cannot be used together (the Agent already has a driver)")
+    if not ns.out.isidentifier():
+        raise OptionError(f"%%agent: --out must be a Python variable name, got {ns.out!r}")
+    if ns.agent is not None and not ns.agent.isidentifier():
+        raise OptionError(f"%%agent: --agent must name a variable that holds an Agent, got {ns.agent!r}")
+    return CellOptions(
+        thread=ns.thread,
+        agent=ns.agent,
+        driver=ns.driver,
+        model=ns.model,
+        schema=ns.schema,
+        out=ns.out,
+        approvals=ns.approvals,
+        timeout=ns.timeout,
+        spawn=ns.spawn,
+        instructions=ns.instructions,
+        quiet=ns.quiet,
+    )
+
+
+def parse_use(args: list[str]) -> UseOptions:
+    """Parse the words after ``%agent use``."""
+    p = _Parser(prog="%agent use", add_help=False, allow_abbrev=False)
+    p.add_argument("driver", choices=(*DRIVER_NAMES, "default"))
+    p.add_argument("--model")
+    p.add_argument("--approvals", choices=APPROVAL_MODES)
+    p.add_argument("--timeout", type=_positive_seconds)
+    p.add_argument("--instructions")
+    ns = p.parse_args(args)
+    return UseOptions(ns.driver, ns.model, ns.approvals, ns.timeout, ns.instructions)
+
+
+def split_line(line: str) -> list[str]:
+    """Split a line-magic argument string like a shell would."""
+    return _split(line, "%agent")
+
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
+
+
+def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
+    """Replace ``{name}`` / ``{name.attr}`` with values from ``namespace``; unknown names stay as written."""
+
+    def sub(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        head, *attrs = match.group(1).split(".")
+        if head not in namespace:
+            return token
+        value = namespace[head]
+        for attr in attrs:
+            try:
+                value = getattr(value, attr)
+            except AttributeError:
+                raise OptionError(f"%%agent: cannot interpolate {token}: {head!r} has no attribute {attr!r}") from None
+        return str(value)
+
+    return _FIELD.sub(sub, text)

@@ -1,0 +1,265 @@
+"""What an ``%%agent`` cell and an ``%agent`` line do once the input transformer has made them awaiting code."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import typing
+from typing import Any
+
+from ._args import CELL_HELP, LINE_HELP, OptionError, interpolate, parse_cell_line, parse_use, split_line
+from ._session import NotebookSession, SetupError
+
+TICK = 0.2
+"""How often a blocked cell wakes up, so Kernel > Interrupt is seen within this many seconds."""
+CANCEL_GRACE = 10.0
+MIN_IPYKERNEL = (7, 4)
+
+
+def _shell() -> Any:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("%%agent runs inside IPython or Jupyter (load it with %load_ext adaptor_nb)")
+    return shell
+
+
+def session_of(shell: Any) -> NotebookSession:
+    """The NotebookSession attached to ``shell`` (created on first use)."""
+    session = getattr(shell, "_adaptor_nb_session", None)
+    if session is None:
+        session = NotebookSession()
+        shell._adaptor_nb_session = session
+    return session
+
+
+def kernel_problem(shell: Any) -> str:
+    """Why this kernel cannot run blocking ``%%agent`` cells with live widgets, or "" when it can."""
+    if getattr(shell, "kernel", None) is None:
+        return ""
+    try:
+        import ipykernel
+    except ImportError:
+        return ""
+    version = str(getattr(ipykernel, "__version__", "0"))
+    parts: list[int] = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    if tuple(parts) >= MIN_IPYKERNEL:
+        return ""
+    return (
+        f"%%agent needs ipykernel>=7.4 so that a running cell still receives widget clicks; this kernel has "
+        f"ipykernel {version}. Upgrade it (pip install -U 'ipykernel>=7.4') and restart the kernel."
+    )
+
+
+def _expand(shell: Any, line: str) -> str:
+    """Expand ``$name`` and ``{expr}`` in an option line, as IPython does for every magic."""
+    from IPython.utils.text import DollarFormatter
+
+    try:
+        return str(DollarFormatter().vformat(line, args=[], kwargs=shell.user_ns))
+    except Exception:
+        return line
+
+
+def show(obj: Any) -> None:
+    """Display ``obj`` in the cell's output."""
+    import IPython.display
+
+    display: Any = IPython.display.display
+    display(obj)
+
+
+def _usage_error(message: str) -> BaseException:
+    from IPython.core.error import UsageError
+
+    return UsageError(message)
+
+
+def resolve_schema(expr: str, namespace: dict[str, Any]) -> Any:
+    """Evaluate ``--schema`` in the notebook namespace: a model, a type such as ``list[Model]``, or a dict."""
+    try:
+        value = eval(expr, namespace)
+    except Exception as exc:
+        raise OptionError(f"%%agent: --schema {expr}: {type(exc).__name__}: {exc}") from None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise OptionError(f"%%agent: --schema {expr} is a string that is not a JSON Schema") from None
+    return value
+
+
+def is_table_schema(schema: Any) -> bool:
+    """True for list-of-model schemas (their value goes into a DataFrame)."""
+    origin = typing.get_origin(schema)
+    if origin in (list, tuple):
+        args = typing.get_args(schema)
+        return bool(args) and isinstance(args[0], type) and hasattr(args[0], "model_validate")
+    if isinstance(schema, dict):
+        items = schema.get("items")
+        return schema.get("type") == "array" and isinstance(items, dict) and items.get("type") == "object"
+    return False
+
+
+async def _wait(view: Any, stream: Any) -> Any:
+    """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
+    consumer = asyncio.ensure_future(view.consume(stream))
+    try:
+        while not consumer.done():
+            await asyncio.wait({consumer}, timeout=TICK)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        task = asyncio.current_task()
+        if task is not None:
+            while task.uncancel():
+                pass
+        stream.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
+        except BaseException:
+            consumer.cancel()
+        raise KeyboardInterrupt("the %%agent run was cancelled") from None
+    return consumer.result()
+
+
+async def run_cell(line: str, body: str) -> None:
+    """Run one ``%%agent`` cell: parse options, start the run, show the view, bind ``--out``; returns None."""
+    __tracebackhide__ = True
+    shell = _shell()
+    session = session_of(shell)
+    problem = kernel_problem(shell)
+    if problem:
+        raise _usage_error(problem)
+    namespace = shell.user_ns
+    try:
+        opts = parse_cell_line(_expand(shell, line))
+        prompt = interpolate(body, namespace).strip()
+        if not prompt:
+            raise OptionError("%%agent: the cell body is the prompt, and it is empty")
+        schema = resolve_schema(opts.schema, namespace) if opts.schema else None
+        plan = await session.plan(opts, namespace)
+    except (OptionError, SetupError) as exc:
+        raise _usage_error(str(exc)) from None
+    call = dict(plan.call)
+    if schema is not None:
+        call["schema"] = schema
+    from ._view import RunView
+
+    stream = plan.runner.send(prompt, **call)
+    view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
+    view.attach(stream)
+    if not opts.quiet:
+        show(view)
+    run_id = session.started(stream, view, plan)
+    status = "failed"
+    done: Any = None
+    try:
+        done = await _wait(view, stream)
+        status = "done" if done.err is None else "failed"
+    except KeyboardInterrupt:
+        status = "cancelled"
+        raise
+    finally:
+        view.close_updates()
+        session.ended(run_id, status, getattr(done, "result", None))
+    if done.err is not None:
+        namespace[opts.out] = getattr(done.err, "result", None)
+        raise done.err
+    result = done.result
+    if schema is None:
+        namespace[opts.out] = result
+        return None
+    value = result.decode(schema)
+    if is_table_schema(schema):
+        from .._frames import records_frame
+
+        value = records_frame(value)
+    namespace[opts.out] = value
+    namespace[f"{opts.out}_result"] = result
+    return None
+
+
+async def run_line(line: str) -> None:
+    """Run one ``%agent`` line (``use``, ``threads``, ``status``, ``cancel``, ``help``)."""
+    __tracebackhide__ = True
+    shell = _shell()
+    session = session_of(shell)
+    try:
+        words = split_line(_expand(shell, line))
+        command = words[0] if words else "help"
+        if command == "threads":
+            await show_threads(session)
+            return None
+        line_command(session, words)
+    except (OptionError, SetupError) as exc:
+        raise _usage_error(str(exc)) from None
+    return None
+
+
+def line_command(session: NotebookSession, words: list[str]) -> None:
+    """The synchronous ``%agent`` subcommands."""
+    command = words[0] if words else "help"
+    if command == "use":
+        opts = parse_use(words[1:])
+        session.use = opts
+        session.choice = None
+        if opts.driver == "default":
+            print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
+        else:
+            print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
+    elif command == "status":
+        print(status_text(session))
+    elif command == "cancel":
+        count = session.cancel_all()
+        print(f"cancelled {count} run{'s' if count != 1 else ''}")
+    elif command == "help":
+        print(LINE_HELP + "\n" + CELL_HELP)
+    elif command == "threads":
+        print("run %agent threads on its own line (it reads the thread store)")
+    else:
+        raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
+
+
+def status_text(session: NotebookSession) -> str:
+    """What ``%agent status`` prints."""
+    lines = []
+    if session.use is not None and session.use.driver != "default":
+        lines.append(f"default driver: {session.use.driver} (set with %agent use)")
+    elif session.choice is not None:
+        lines.append(f"default driver: {session.choice.name} (automatic)")
+        for name, why in session.choice.skipped.items():
+            lines.append(f"  {name} skipped: {why}")
+    else:
+        lines.append("default driver: chosen at the first %%agent cell (Claude or Codex when usable, else reference)")
+    if session.choice is not None and session.choice.note:
+        lines.append(f"note: {session.choice.note}")
+    lines.append(f"thread store: {session.store_note or 'not opened yet'}")
+    if session.active:
+        lines.append("runs in progress:")
+        for run_id, run in session.active.items():
+            where = f" thread {run.thread}" if run.thread else ""
+            lines.append(f"  {run_id} on {run.driver}{where}")
+    else:
+        lines.append("no runs in progress")
+    return "\n".join(lines)
+
+
+async def show_threads(session: NotebookSession) -> None:
+    """Display the thread table (a DataFrame when pandas is installed)."""
+    session.store()
+    rows = await session.thread_rows()
+    if not rows:
+        print("no threads yet (start one with %%agent --thread KEY)")
+        return
+    try:
+        import pandas
+    except ImportError:
+        header = list(rows[0])
+        print("\t".join(header))
+        for row in rows:
+            print("\t".join(str(row[h]) for h in header))
+        return
+    show(pandas.DataFrame(rows))

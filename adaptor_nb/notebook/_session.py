@@ -1,0 +1,294 @@
+"""Per-kernel notebook state: the default driver, the Agents cells use, the thread store and the runs in progress."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._args import CellOptions, UseOptions
+from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
+
+STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
+STORE_SUFFIX = ".adaptor_nb.sqlite"
+
+
+class SetupError(Exception):
+    """A cell cannot start: unknown names, a driver that is not available, a bad schema."""
+
+
+def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """Where this notebook's threads live: ``$ADAPTOR_NB_THREAD_STORE``, else ``<notebook>.adaptor_nb.sqlite``."""
+    env = dict(os.environ) if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    explicit = env.get(STORE_ENV, "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    session = env.get("JPY_SESSION_NAME", "").strip()
+    if session.endswith(".ipynb"):
+        notebook = Path(session)
+        if not notebook.is_absolute():
+            notebook = cwd / notebook.name
+        if notebook.parent.is_dir():
+            return notebook.with_name(notebook.stem + STORE_SUFFIX)
+    return cwd / STORE_SUFFIX
+
+
+@dataclass
+class Plan:
+    """What a cell runs on: the runner (Agent or Thread), call options and what the header shows."""
+
+    runner: Any
+    call: dict[str, Any]
+    driver: str
+    model: str = ""
+    thread: str = ""
+    note: str = ""
+
+
+@dataclass
+class ActiveRun:
+    """A run in progress, for ``%agent status`` and ``%agent cancel``."""
+
+    stream: Any
+    view: Any
+    driver: str
+    thread: str
+    started: float = field(default_factory=time.time)
+
+
+@dataclass
+class ThreadSeen:
+    """What this kernel saw of a thread (the store may know more)."""
+
+    key: str
+    driver: str
+    status: str = ""
+    last_run: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class NotebookSession:
+    """The notebook's adaptor_nb state, one per IPython shell."""
+
+    def __init__(self) -> None:
+        self.use: UseOptions | None = None
+        self.choice: DriverChoice | None = None
+        self.agents: dict[str, Any] = {}
+        self.active: dict[str, ActiveRun] = {}
+        self.threads: dict[str, ThreadSeen] = {}
+        self._store: Any = None
+        self.store_note = ""
+        self._choosing: asyncio.Lock | None = None
+
+    # -- the thread store ------------------------------------------------------------------------------------
+
+    def store(self) -> Any:
+        """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
+        if self._store is None:
+            path = store_path()
+            try:
+                from ..threadstore._sqlite import SQLiteStore
+
+                self._store = SQLiteStore(path)
+                self.store_note = str(path)
+            except (ImportError, AttributeError, OSError) as exc:
+                from ..threadstore import MemoryStore
+
+                self._store = MemoryStore()
+                self.store_note = f"in memory (SQLite store unavailable: {exc})"
+        return self._store
+
+    # -- drivers and agents ----------------------------------------------------------------------------------
+
+    async def default_choice(self) -> DriverChoice:
+        """The driver cells use when they name none (``%agent use`` or the automatic choice)."""
+        if self.use is not None and self.use.driver != "default":
+            name = self.use.driver
+            if self.choice is None or self.choice.name != name:
+                self.choice = DriverChoice(name, self._build(name), OFFLINE_NOTE if name == "reference" else "")
+            return self.choice
+        if self.choice is None:
+            if self._choosing is None:
+                self._choosing = asyncio.Lock()
+            async with self._choosing:
+                if self.choice is None:
+                    found = await choose_default()
+                    if found.name == "reference":
+                        found.driver = self._build("reference")
+                    self.choice = found
+        return self.choice
+
+    def _build(self, name: str) -> Any:
+        if name == "reference":
+            # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
+            from ..drivers.reference import Config, Driver
+
+            state = Path(str(store_path()) + "-reference")
+            try:
+                state.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return Driver()
+            return Driver(Config(state_dir=str(state)))
+        try:
+            return make_driver(name)
+        except ImportError as exc:
+            raise SetupError(f"the {name} driver is not available in this installation ({exc})") from None
+
+    def agent_for(self, name: str, driver: Any | None = None) -> Any:
+        """The notebook's Agent for driver ``name`` (created once, on the notebook's thread store)."""
+        agent = self.agents.get(name)
+        if agent is None or agent.closed:
+            from .._agent import Agent
+
+            agent = Agent(driver if driver is not None else self._build(name), thread_store=self.store())
+            self.agents[name] = agent
+        return agent
+
+    async def plan(self, opts: CellOptions, namespace: dict[str, Any]) -> Plan:
+        """Resolve a cell's options into a runner and call options."""
+        note = ""
+        if opts.agent is not None:
+            agent = namespace.get(opts.agent)
+            if agent is None:
+                raise SetupError(f"--agent {opts.agent}: no variable named {opts.agent!r} in the notebook")
+            if not callable(getattr(agent, "send", None)) or not callable(getattr(agent, "thread", None)):
+                raise SetupError(f"--agent {opts.agent}: {type(agent).__name__} is not an adaptor_nb.Agent")
+            descriptor = getattr(agent, "descriptor", None)
+            driver = getattr(descriptor, "name", "") or type(agent).__name__
+            if getattr(descriptor, "scripted", False):
+                note = OFFLINE_NOTE
+        elif opts.driver is not None:
+            driver = opts.driver
+            agent = self.agent_for(driver)
+            note = OFFLINE_NOTE if driver == "reference" else ""
+        else:
+            choice = await self.default_choice()
+            driver = choice.name
+            agent = self.agent_for(driver, choice.driver)
+            note = choice.note
+        use = self.use if opts.agent is None else None
+        call: dict[str, Any] = {}
+        model = opts.model or (use.model if use else None)
+        if model:
+            call["model"] = model
+        timeout = opts.timeout or (use.timeout if use else None)
+        if timeout:
+            call["timeout"] = timeout
+        instructions = opts.instructions if opts.instructions is not None else (use.instructions if use else None)
+        if instructions:
+            call["instructions"] = instructions
+        if opts.spawn:
+            call["spawn"] = True
+        approvals = opts.approvals or (use.approvals if use else None)
+        if approvals is not None:
+            call["on_approval"] = approval_handler(approvals)
+        if not model:
+            settings = getattr(agent, "settings", None)
+            model = getattr(getattr(settings, "run", None), "model", "") or ""
+        runner = agent.thread(opts.thread) if opts.thread else agent
+        return Plan(runner=runner, call=call, driver=driver, model=model, thread=opts.thread or "", note=note)
+
+    # -- bookkeeping -----------------------------------------------------------------------------------------
+
+    def started(self, stream: Any, view: Any, plan: Plan) -> str:
+        """Remember a run in progress."""
+        run_id = str(getattr(stream, "run_id", id(stream)))
+        self.active[run_id] = ActiveRun(stream, view, plan.driver, plan.thread)
+        return run_id
+
+    def ended(self, run_id: str, status: str, result: Any) -> None:
+        """Forget a finished run and note what it did to its thread."""
+        run = self.active.pop(run_id, None)
+        if run is None or not run.thread:
+            return
+        seen = self.threads.get(run.thread) or ThreadSeen(run.thread, run.driver)
+        seen.driver = run.driver
+        seen.status = status
+        seen.last_run = time.time()
+        usage = getattr(result, "usage", None)
+        if usage is not None:
+            seen.input_tokens += usage.input_tokens
+            seen.output_tokens += usage.output_tokens
+            seen.cost_usd += usage.cost_usd
+        self.threads[run.thread] = seen
+
+    def cancel_all(self) -> int:
+        """Cancel every run in progress; returns how many."""
+        runs = list(self.active.values())
+        for run in runs:
+            run.stream.cancel()
+        return len(runs)
+
+    async def thread_rows(self) -> list[dict[str, Any]]:
+        """One row per known thread: key, driver, status, last run, usage (store records merged with this kernel)."""
+        rows: dict[str, dict[str, Any]] = {}
+        stores = {id(self._store): self._store} if self._store is not None else {}
+        for agent in self.agents.values():
+            stores.setdefault(id(agent.store), agent.store)
+        for store in stores.values():
+            with contextlib.suppress(Exception):
+                for record in await store.list():
+                    usage = record.usage or {}
+                    rows[record.key] = {
+                        "key": record.key,
+                        "driver": record.driver,
+                        "status": record.last_status,
+                        "runs": record.runs,
+                        "last run": _when(record.updated_at),
+                        "input tokens": int(usage.get("input_tokens", 0)),
+                        "output tokens": int(usage.get("output_tokens", 0)),
+                    }
+        for seen in self.threads.values():
+            row = rows.setdefault(
+                seen.key,
+                {
+                    "key": seen.key,
+                    "driver": seen.driver,
+                    "status": seen.status,
+                    "runs": None,
+                    "last run": _when(seen.last_run),
+                    "input tokens": seen.input_tokens,
+                    "output tokens": seen.output_tokens,
+                },
+            )
+            row["driver"] = row["driver"] or seen.driver
+            if seen.status:
+                row["status"] = seen.status
+        return sorted(rows.values(), key=lambda r: str(r["last run"]), reverse=True)
+
+    async def aclose(self) -> None:
+        """Cancel runs and close every Agent this notebook created (reaps their processes)."""
+        self.cancel_all()
+        agents, self.agents = list(self.agents.values()), {}
+        for agent in agents:
+            with contextlib.suppress(Exception):
+                await agent.close()
+        store, self._store = self._store, None
+        closer = getattr(store, "close", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                closer()
+
+
+def _when(epoch: float) -> str:
+    if not epoch:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def approval_handler(mode: str) -> Any:
+    """The ``on_approval`` option for ``--approvals``: None asks in the view, else approve or deny everything."""
+    from .._approvals import approve_all, deny_all
+
+    if mode == "ask":
+        return None
+    if mode == "auto":
+        return approve_all()
+    return deny_all("denied by --approvals deny")
