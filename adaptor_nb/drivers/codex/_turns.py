@@ -1,0 +1,340 @@
+"""Drives the turns of one invocation on a loaded Codex thread: notifications, approvals and supplemental input."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from ..._enums import Boundary, FailureReason, NoticeKind
+from ..._events import Event, Notice
+from ..._result import TranscriptItem, Usage
+from ...driver import ApprovalSpec, ClaimedMessage, DriverFailure, RunContext
+from ._approvals import (
+    APPROVAL_METHODS,
+    ELICITATION_REQUEST,
+    USER_INPUT_REQUEST,
+    approval_answer,
+    approval_spec,
+    declined_question,
+)
+from ._mapping import TurnMapper, as_dict
+from ._rpc import (
+    METHOD_NOT_FOUND,
+    Closed,
+    Garbage,
+    Inbound,
+    Notification,
+    RpcError,
+    ServerClosedError,
+    ServerRequest,
+    Wakeup,
+)
+from ._server import AppServer
+
+STDERR_TAIL_CHARS = 4000
+# Codex error kinds worth retrying later (the provider was busy or the connection dropped).
+RETRYABLE_ERRORS = frozenset(
+    {
+        "internalServerError",
+        "httpConnectionFailed",
+        "responseStreamConnectionFailed",
+        "responseStreamDisconnected",
+        "responseTooManyFailedAttempts",
+        "rateLimitExceeded",
+    }
+)
+# While only turn-end input is queued, MessagePort.wait() returns at once; look again after this many seconds.
+TURN_END_ONLY_RECHECK = 0.02
+
+
+def text_input(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text, "text_elements": []}
+
+
+class TurnRunner:
+    """Runs turns until the agent is done: starts each turn, maps its notifications, answers approvals,
+    steers or interrupts with supplemental messages, and continues with turn-end input."""
+
+    def __init__(
+        self,
+        server: AppServer,
+        ctx: RunContext,
+        overrides: dict[str, Any],
+        *,
+        idle_timeout: float | None = None,
+    ) -> None:
+        self.server = server
+        self.rpc = server.rpc
+        self.ctx = ctx
+        self.overrides = overrides
+        self.idle_timeout = idle_timeout
+        self.mapper = TurnMapper()
+        self.text = ""
+        self.usage: Usage | None = None
+        self.turn_id = ""
+        self._approvals: dict[str, asyncio.Task[None]] = {}
+        self._interrupt_batch: list[ClaimedMessage] = []
+        self._interrupting = False
+        self._steering = True
+        self._cancelled_by_decision = False
+        self._rearm = asyncio.Event()
+        self._watcher: asyncio.Task[None] | None = None
+
+    # -- the loop ----------------------------------------------------------------------------------------
+
+    async def run(self, prompt: str) -> None:
+        """Run the first turn with ``prompt`` and every continuation the queued messages ask for."""
+        inputs = [prompt]
+        batch: list[tuple[ClaimedMessage, Boundary, str]] = []
+        try:
+            while True:
+                await self._start_turn(inputs, batch)
+                turn = await self._pump()
+                batch = await self._finish_turn(turn)
+                if not batch:
+                    return
+                inputs = [m.text for m, _, _ in batch]
+        finally:
+            await self._stop_helpers()
+
+    async def _start_turn(self, inputs: list[str], batch: list[tuple[ClaimedMessage, Boundary, str]]) -> None:
+        params = {"threadId": self.server.thread_id, "input": [text_input(t) for t in inputs], **self.overrides}
+        try:
+            result = await self.rpc.request("turn/start", params)
+        except (RpcError, ServerClosedError) as exc:
+            port = self.ctx.messages
+            if port is not None:
+                for m, _, _ in batch:
+                    port.requeue(m, possible_duplicate=isinstance(exc, ServerClosedError))
+            raise self._failure(f"Codex did not start the turn: {exc}", exc) from None
+        turn = result.get("turn") if isinstance(result, dict) else None
+        self.turn_id = str((turn or {}).get("id", ""))
+        self.mapper.begin_turn(self.turn_id)
+        self.ctx.set_turn_id(self.turn_id)
+        port = self.ctx.messages
+        if port is not None:
+            for m, boundary, mechanism in batch:
+                port.delivered(m, boundary=boundary, mechanism=mechanism)
+        self._interrupting = False
+        self._steering = True
+        if port is not None:
+            self._rearm.set()
+            if self._watcher is None:
+                self._watcher = asyncio.get_running_loop().create_task(self._watch_messages())
+
+    async def _finish_turn(self, turn: dict[str, Any]) -> list[tuple[ClaimedMessage, Boundary, str]]:
+        status = str(turn.get("status", ""))
+        self.ctx.terminal("turn/completed", turn)
+        state = self.mapper.state
+        if status == "failed":
+            error = as_dict(turn.get("error")) or state.error or {}
+            info = error.get("codexErrorInfo")
+            kind = info if isinstance(info, str) else next(iter(info), "") if isinstance(info, dict) else ""
+            raise DriverFailure(
+                f"the Codex turn failed: {error.get('message') or 'no error message'}",
+                details={"turn_id": self.turn_id, "codex_error": kind, "error": error, "stderr_tail": self._tail()},
+                session_id=self.server.thread_id,
+                retryable=kind in RETRYABLE_ERRORS,
+            )
+        if status == "interrupted" and not self._interrupting:
+            reason = FailureReason.APPROVAL_DENIED if self._cancelled_by_decision else FailureReason.CANCELLED
+            why = "an approval was answered with cancel" if self._cancelled_by_decision else "Codex interrupted it"
+            raise DriverFailure(
+                f"the Codex turn was interrupted: {why}",
+                reason=reason,
+                details={"turn_id": self.turn_id, "stderr_tail": self._tail()},
+                session_id=self.server.thread_id,
+            )
+        self.text = state.text
+        self.usage = Usage.add(self.usage, state.usage)
+        more = await self.ctx.turn_end(usage=state.usage, text=state.text)
+        port = self.ctx.messages
+        batch: list[tuple[ClaimedMessage, Boundary, str]] = []
+        interrupting, self._interrupt_batch = self._interrupt_batch, []
+        if port is None:
+            return batch
+        if not more:
+            for m in interrupting:
+                port.requeue(m)
+            return batch
+        batch += [(m, Boundary.INTERRUPT, "turn/interrupt") for m in interrupting]
+        batch += [(m, Boundary.INTERRUPT, "turn/start") for m in port.claim(Boundary.INTERRUPT)]
+        batch += [(m, Boundary.TURN_END, "turn/start") for m in port.claim(Boundary.TURN_END)]
+        return batch
+
+    async def _next(self) -> Inbound:
+        if self.idle_timeout is None or self._approvals:
+            return await self.rpc.inbound.get()
+        try:
+            return await asyncio.wait_for(self.rpc.inbound.get(), self.idle_timeout)
+        except TimeoutError:
+            raise DriverFailure(
+                f"codex app-server sent nothing for {self.idle_timeout:g} s (Config.idle_timeout)",
+                details={"turn_id": self.turn_id, "stderr_tail": self._tail()},
+                retryable=True,
+            ) from None
+
+    async def _pump(self) -> dict[str, Any]:
+        """Handle inbound traffic until this turn's ``turn/completed``; returns its turn object."""
+        thread_id = self.server.thread_id
+        while True:
+            item = await self._next()
+            if isinstance(item, Notification):
+                params = item.params
+                if params.get("threadId", thread_id) != thread_id:
+                    continue
+                if item.method == "turn/completed":
+                    turn = as_dict(params.get("turn"))
+                    if turn.get("id") == self.turn_id:
+                        return turn
+                    continue
+                if item.method == "serverRequest/resolved":
+                    self._withdraw(params.get("requestId"))
+                    continue
+                for out in self.mapper.map(item.method, params):
+                    await self._publish(out)
+            elif isinstance(item, ServerRequest):
+                await self._server_request(item)
+            elif isinstance(item, Wakeup):
+                await self._wakeup(item)
+            elif isinstance(item, Garbage):
+                text = item.line.decode("utf-8", "replace")
+                await self.ctx.emit(
+                    Notice(
+                        kind=NoticeKind.LIFECYCLE.value,
+                        text="codex app-server wrote a line that is not JSON-RPC; it was skipped",
+                        metadata={"code": "codex_unparseable_line"},
+                        data={"line": text[:2000]},
+                    )
+                )
+            elif isinstance(item, Closed):
+                raise DriverFailure(
+                    f"codex app-server exited during a turn (exit code {item.returncode})",
+                    details={"turn_id": self.turn_id, "exit_code": item.returncode, "stderr_tail": self._tail()},
+                    session_id=thread_id,
+                    retryable=True,
+                )
+
+    async def _publish(self, out: Event | TranscriptItem) -> None:
+        if isinstance(out, TranscriptItem):
+            self.ctx.transcript(out)
+        else:
+            await self.ctx.emit(out)
+
+    # -- approvals and other server requests -------------------------------------------------------------
+
+    async def _server_request(self, req: ServerRequest) -> None:
+        if req.method in APPROVAL_METHODS:
+            spec = approval_spec(req.method, req.id, req.params, self.mapper.tools)
+            task = asyncio.get_running_loop().create_task(self._decide(req, spec))
+            self._approvals[str(req.id)] = task
+            task.add_done_callback(lambda t: self.rpc.inbound.put_nowait(Wakeup("approval", t)))
+            return
+        if req.method in (USER_INPUT_REQUEST, ELICITATION_REQUEST):
+            await self.rpc.respond(req.id, declined_question(req.method, req.params))
+            await self.ctx.emit(
+                Notice(
+                    kind=NoticeKind.LIFECYCLE.value,
+                    text=f"declined a question from Codex ({req.method}); questions are auto-denied",
+                    metadata={"code": "codex_question_declined"},
+                    data={"params": req.params},
+                )
+            )
+            return
+        await self.rpc.respond_error(req.id, METHOD_NOT_FOUND, f"this client does not handle {req.method}")
+        await self.ctx.emit(
+            Notice(
+                kind=NoticeKind.LIFECYCLE.value,
+                text=f"refused unsupported request {req.method}",
+                metadata={"code": "codex_request_refused"},
+            )
+        )
+
+    async def _decide(self, req: ServerRequest, spec: ApprovalSpec) -> None:
+        decision = await self.ctx.approvals.request(spec)
+        if decision.by == "withdrawn":
+            return
+        answer = approval_answer(req.method, req.params, decision)
+        if answer.get("decision") in ("cancel", "abort"):
+            self._cancelled_by_decision = True
+        await self.rpc.respond(req.id, answer)
+
+    def _withdraw(self, request_id: Any) -> None:
+        key = str(request_id)
+        if key in self._approvals:
+            self.ctx.approvals.withdraw(key)
+
+    # -- supplemental messages ---------------------------------------------------------------------------
+
+    async def _watch_messages(self) -> None:
+        port = self.ctx.messages
+        assert port is not None
+        while True:
+            await self._rearm.wait()
+            await port.wait()
+            if port.pending(Boundary.IN_RUN) or port.pending(Boundary.INTERRUPT):
+                self._rearm.clear()
+                self.rpc.inbound.put_nowait(Wakeup("messages"))
+            else:
+                await asyncio.sleep(TURN_END_ONLY_RECHECK)
+
+    async def _wakeup(self, item: Wakeup) -> None:
+        if item.kind == "approval":
+            task: asyncio.Task[None] = item.payload
+            for key, pending in list(self._approvals.items()):
+                if pending is task:
+                    del self._approvals[key]
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+            return
+        if item.kind == "messages":
+            await self._deliver_in_run()
+
+    async def _deliver_in_run(self) -> None:
+        port = self.ctx.messages
+        if port is None or self._interrupting:
+            return
+        thread_id = self.server.thread_id
+        if port.pending(Boundary.INTERRUPT):
+            self._interrupt_batch += port.claim(Boundary.INTERRUPT)
+            self._interrupting = True
+            with contextlib.suppress(RpcError):
+                await self.rpc.request("turn/interrupt", {"threadId": thread_id, "turnId": self.turn_id})
+            return
+        if self._steering:
+            for m in port.claim(Boundary.IN_RUN):
+                params = {"threadId": thread_id, "input": [text_input(m.text)], "expectedTurnId": self.turn_id}
+                try:
+                    await self.rpc.request("turn/steer", params)
+                except RpcError:
+                    # The turn ended first: the message waits for the next turn instead.
+                    port.requeue(m)
+                    self._steering = False
+                    continue
+                port.delivered(m, boundary=Boundary.IN_RUN, mechanism="turn/steer")
+        if self._steering:
+            self._rearm.set()
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _tail(self) -> str:
+        return self.server.proc.stderr_tail()[-STDERR_TAIL_CHARS:]
+
+    def _failure(self, message: str, exc: BaseException) -> DriverFailure:
+        details: dict[str, Any] = {"stderr_tail": self._tail()}
+        if isinstance(exc, RpcError):
+            details.update(code=exc.code, method=exc.method)
+        if isinstance(exc, ServerClosedError):
+            details.update(exit_code=exc.returncode)
+        return DriverFailure(message, details=details, session_id=self.server.thread_id)
+
+    async def _stop_helpers(self) -> None:
+        tasks = [t for t in (self._watcher, *self._approvals.values()) if t is not None]
+        self._watcher = None
+        self._approvals.clear()
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(BaseException):
+                await t
