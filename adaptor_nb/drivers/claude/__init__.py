@@ -1,0 +1,6 @@
+"""The Claude Code driver: ``claude -p`` over stream-json, with approvals, messages, resume and fork."""
+
+from ._config import Config
+from ._driver import Driver
+
+__all__ = ["Config", "Driver"]

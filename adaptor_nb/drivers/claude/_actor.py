@@ -1,0 +1,272 @@
+"""One Claude Code process owned by its own reader and writer tasks; runs talk to it through queues."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ...driver._process import CLIProcess
+
+# Kinds of inbox items (the first element of each tuple).
+LINES = 0  # (LINES, raw chunk, [dict | bytes, ...]): decoded stdout lines; bytes = a line that is not JSON
+STDERR = 1  # (STDERR, chunk)
+EOF = 2  # (EOF, return code)
+WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
+
+_loads = json.loads
+_READ = 1 << 18
+
+
+class ClaudeProcess:
+    """A live ``claude -p --input-format stream-json`` process.
+
+    The reader task decodes stdout into frames and answers the replies to our control requests; everything else
+    goes to ``inbox``, which exactly one consumer (the current run, or the settling routine) reads. The writer task
+    owns stdin, so a cancelled caller can never leave half a line behind.
+    """
+
+    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str]) -> None:
+        self.cli = cli
+        self.fingerprint = fingerprint
+        self.argv = argv
+        self.inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self._out: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._seq = 0
+        self.session_id = ""
+        self.cost_total = 0.0
+        self.busy = False
+        self.broken = False
+        self.returncode: int | None = None
+        self.turns_seen = 0
+        self._settling: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(), name=f"claude reader {cli.pid}")
+        self._writer = loop.create_task(self._write(), name=f"claude writer {cli.pid}")
+
+    @classmethod
+    async def spawn(cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str) -> ClaudeProcess:
+        """Start the CLI (its own process group) and its reader/writer tasks."""
+        holder: list[ClaudeProcess] = []
+
+        def on_stderr(chunk: bytes) -> None:
+            if holder:
+                holder[0].inbox.put_nowait((STDERR, chunk))
+
+        cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
+        proc = cls(cli, fingerprint, argv)
+        holder.append(proc)
+        return proc
+
+    # -- state -------------------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        return self.cli.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.cli.alive and not self.broken and self.returncode is None
+
+    def reusable(self, fingerprint: str) -> bool:
+        """Whether a new run with ``fingerprint`` may use this process now or after it settles."""
+        return self.alive and fingerprint == self.fingerprint
+
+    def stderr_tail(self) -> str:
+        return self.cli.stderr_tail()
+
+    # -- stdout ------------------------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        stream = self.cli.proc.stdout
+        assert stream is not None
+        put = self.inbox.put_nowait
+        pending: list[bytes] = []
+        try:
+            while True:
+                chunk = await stream.read(_READ)
+                if not chunk:
+                    break
+                if chunk.find(b"\n") < 0:
+                    pending.append(chunk)
+                    put((LINES, chunk, []))
+                    continue
+                if pending:
+                    pending.append(chunk)
+                    data = b"".join(pending)
+                    pending.clear()
+                else:
+                    data = chunk
+                parts = data.split(b"\n")
+                tail = parts.pop()
+                if tail:
+                    pending.append(tail)
+                put((LINES, chunk, self._decode(parts)))
+            if pending:
+                put((LINES, b"", self._decode([b"".join(pending)])))
+        except Exception as exc:  # a reader must never die silently: report as a broken stream
+            self.broken = True
+            put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+        finally:
+            rc = await self.cli.proc.wait()
+            self.returncode = rc
+            await self.cli.wait_stderr(1.0)
+            for fut in self._waiters.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError(f"claude exited (code {rc}) before answering"))
+            self._waiters.clear()
+            put((EOF, rc))
+
+    def _decode(self, lines: list[bytes]) -> list[dict[str, Any] | bytes]:
+        out: list[dict[str, Any] | bytes] = []
+        append = out.append
+        waiters = self._waiters
+        for line in lines:
+            if not line:
+                continue
+            try:
+                obj = _loads(line)
+            except ValueError:
+                append(line)
+                continue
+            if type(obj) is not dict:
+                append(line)
+                continue
+            kind = obj.get("type")
+            if kind == "control_response" and waiters:
+                resp = obj.get("response")
+                rid = resp.get("request_id") if isinstance(resp, dict) else None
+                fut = waiters.pop(rid, None) if isinstance(rid, str) else None
+                if fut is not None and isinstance(resp, dict):
+                    if not fut.done():
+                        fut.set_result(resp)
+                    continue
+            elif kind == "system" and obj.get("subtype") == "init":
+                sid = obj.get("session_id")
+                if isinstance(sid, str) and sid:
+                    self.session_id = sid
+            append(obj)
+        return out
+
+    # -- stdin -------------------------------------------------------------------------------------------
+
+    async def _write(self) -> None:
+        stdin = self.cli.proc.stdin
+        assert stdin is not None
+        try:
+            while True:
+                data = await self._out.get()
+                if data is None:
+                    return
+                stdin.write(data)
+                await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            self.broken = True
+
+    def send(self, obj: dict[str, Any]) -> None:
+        """Queue one JSON line for stdin (never blocks, never writes half a line)."""
+        self._out.put_nowait(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+
+    async def control(self, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        """Send a control request and return the CLI's ``response`` object (raises on error or timeout)."""
+        self._seq += 1
+        rid = f"adaptor_req_{self._seq}"
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters[rid] = fut
+        self.send({"type": "control_request", "request_id": rid, "request": request})
+        try:
+            resp = await asyncio.wait_for(fut, timeout)
+        finally:
+            self._waiters.pop(rid, None)
+        if resp.get("subtype") == "error":
+            raise RuntimeError(f"claude refused {request.get('subtype')!r}: {resp.get('error')}")
+        body = resp.get("response")
+        return body if isinstance(body, dict) else {}
+
+    def interrupt_soon(self) -> asyncio.Task[dict[str, Any]]:
+        """Ask the CLI to stop the running turn; the task resolves when it acknowledged."""
+        task = asyncio.get_running_loop().create_task(self.control({"subtype": "interrupt"}))
+        task.add_done_callback(_consume)
+        return task
+
+    # -- settling and shutdown ---------------------------------------------------------------------------
+
+    def settle_in_background(self, grace: float, on_failure: Callable[[], None]) -> None:
+        """After an abandoned run: interrupt the turn and drain to its result, so the next run finds it idle."""
+        if self._settling is not None and not self._settling.done():
+            return
+        self._settling = asyncio.get_running_loop().create_task(self._settle(grace, on_failure))
+
+    async def _settle(self, grace: float, on_failure: Callable[[], None]) -> None:
+        try:
+            if self.busy and self.alive:
+                interrupt = self.interrupt_soon()
+                async with asyncio.timeout(max(grace, 1.0)):
+                    while self.busy:
+                        item = await self.inbox.get()
+                        if item[0] == EOF:
+                            break
+                        if item[0] == LINES:
+                            for frame in item[2]:
+                                if type(frame) is dict and frame.get("type") == "result":
+                                    self.busy = False
+                                elif type(frame) is dict and frame.get("type") == "control_request":
+                                    self.send(_deny_response(frame))
+                with contextlib.suppress(BaseException):
+                    await interrupt
+            if self.busy or not self.alive:
+                on_failure()
+        except (TimeoutError, Exception):
+            on_failure()
+
+    async def settled(self, timeout: float) -> bool:
+        """Wait for a background settle to finish; False if the process is not idle and healthy afterwards."""
+        task = self._settling
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+        return self.alive and not self.busy
+
+    async def close(self, grace: float = 2.0) -> int | None:
+        """Close stdin and reap the process group (TERM, then KILL after deadlines); idempotent."""
+        if self._settling is not None and not self._settling.done():
+            self._settling.cancel()
+            with contextlib.suppress(BaseException):
+                await self._settling
+        self._out.put_nowait(None)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(self._writer), 0.5)
+        if not self._writer.done():
+            self._writer.cancel()
+        rc = await self.cli.close(grace, term_wait=grace)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.shield(self._reader), 2.0)
+        if not self._reader.done():
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
+        self.returncode = rc
+        return rc
+
+    def kill_now(self) -> None:
+        """SIGKILL the group at once (for synchronous emergency cleanup)."""
+        self.cli.kill_now()
+
+
+def _consume(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _deny_response(frame: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "control_response",
+        "response": {
+            "subtype": "success",
+            "request_id": frame.get("request_id", ""),
+            "response": {"behavior": "deny", "message": "the run that asked was cancelled", "interrupt": True},
+        },
+    }

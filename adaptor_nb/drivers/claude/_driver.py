@@ -1,0 +1,319 @@
+"""The Claude Code driver: descriptor, validation, process reuse per Thread, inspection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import replace
+from typing import Any
+
+from ..._enums import ApprovalKind, Boundary, ContinueMode, FeatureLevel, MessageFailure, SandboxLevel
+from ..._errors import ConfigError, InvalidDriverConfigError, ResumeRejectedError
+from ...driver._config import resolve_command
+from ...driver._spi import (
+    ALL_APPROVAL_MODES,
+    ALL_QUESTION_MODES,
+    ApprovalCapabilities,
+    Descriptor,
+    DriverFailure,
+    DriverOutcome,
+    EnvironmentCheck,
+    EnvironmentReport,
+    IdentityCodec,
+    Invocation,
+    MessageCapabilities,
+    ModelInfo,
+    PolicyCapabilities,
+    ProcessSlot,
+    RunContext,
+    StructuredOutputCapabilities,
+)
+from ._actor import ClaudeProcess
+from ._command import Launch, build_launch, config_fingerprint
+from ._config import INSTALL_HINT, Config
+from ._run import ClaudeRun, emit_spawn
+
+MESSAGES = MessageCapabilities(
+    boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}),
+    interrupt=True,
+    continue_mode=ContinueMode.IN_RUN,
+    confirmed_delivery=True,
+    persists_delivered=True,
+    min_version="2.1.0",
+)
+
+
+class Driver:
+    """Runs Claude Code (``claude -p`` with stream-json on both sides); one persistent process per Thread.
+
+    Example::
+
+        from adaptor_nb.drivers import claude
+        agent = Agent(claude.Driver(claude.Config(model="sonnet")), workspace="/repo")
+    """
+
+    session_codec = IdentityCodec()
+
+    def __init__(self, config: Config | None = None, **fields: Any) -> None:
+        cfg = config if config is not None else Config()
+        if not isinstance(cfg, Config):
+            raise TypeError(f"claude.Driver() takes a claude.Config, got {type(cfg).__name__}")
+        if fields:
+            cfg = replace(cfg, **fields)
+        self.config = cfg
+
+    @property
+    def name(self) -> str:
+        return "claude"
+
+    def __repr__(self) -> str:
+        c = self.config
+        parts = [f"model={c.model!r}"] if c.model else []
+        if c.command:
+            parts.append(f"command={c.command[0]!r}")
+        if c.permission_mode != "default":
+            parts.append(f"permission_mode={c.permission_mode!r}")
+        if c.secret_env:
+            parts.append(f"secret_env=<{len(c.secret_env)} hidden>")
+        return f"claude.Driver({', '.join(parts)})"
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(
+            name="claude",
+            provider="anthropic",
+            messages=MESSAGES,
+            approvals=ApprovalCapabilities(
+                kinds=frozenset(ApprovalKind),
+                permission_modes=ALL_APPROVAL_MODES,
+                plan_review_modes=ALL_APPROVAL_MODES,
+                question_modes=ALL_QUESTION_MODES,
+                retry=True,
+            ),
+            # read_only: only tools that cannot write are offered (--tools); web_search keeps or removes WebSearch.
+            policy=PolicyCapabilities(
+                sandbox=frozenset({SandboxLevel.READ_ONLY}),
+                web_search=frozenset({FeatureLevel.ALLOW, FeatureLevel.DENY}),
+            ),
+            structured_output=StructuredOutputCapabilities(native=True, prompted=True),
+            resume=True,
+            fork=True,
+            persistent=True,
+        )
+
+    def validate_config(self) -> None:
+        """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
+        self.config.validate()
+        self.command()
+
+    def command(self) -> list[str]:
+        """The CLI argv prefix (Config.command, or ``claude`` found on PATH)."""
+        return resolve_command(self.config.command, "claude", INSTALL_HINT, "claude")
+
+    def config_fingerprint(self) -> str:
+        return config_fingerprint(self.config)
+
+    # -- runs --------------------------------------------------------------------------------------------
+
+    async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+        inv = invocation
+        self.validate_config()
+        launch = build_launch(self.config, self.command(), inv)
+        slot = None if inv.spawn else inv.slot
+        grace = self.config.grace_period
+        proc, resumed = await self._acquire(slot, launch, inv, grace)
+        if resumed is not None:
+            await ctx.emit(emit_spawn(proc, resumed, inv.fork and inv.resume is not None))
+        run = ClaudeRun(
+            proc,
+            ctx,
+            inv,
+            resuming=bool(resumed),
+            startup_timeout=self.config.startup_timeout,
+            idle_timeout=self.config.idle_timeout,
+        )
+        keep = False
+        try:
+            outcome = await run.execute()
+            keep = slot is not None and proc.alive and not proc.busy
+            if not keep:
+                keep = True  # closed right here, so the cleanup below has nothing left to do
+                if slot is not None and slot.value is proc:
+                    slot.detach()
+                rc = await proc.close(grace)
+                if rc not in (0, None):
+                    outcome.healthy = False
+                    outcome.metadata["exit_code"] = str(rc)
+            return outcome
+        except DriverFailure:
+            keep = slot is not None and proc.alive and not proc.busy
+            raise
+        except ResumeRejectedError:
+            keep = False
+            raise
+        except asyncio.CancelledError:
+            run.fail_unsettled(MessageFailure.CANCELLED)
+            if slot is not None and proc.alive:
+                keep = True
+                proc.settle_in_background(grace, lambda: _discard(slot, proc))
+            raise
+        except BaseException:
+            if slot is not None and proc.alive and proc.busy:
+                keep = True
+                proc.settle_in_background(grace, lambda: _discard(slot, proc))
+            else:
+                keep = slot is not None and proc.alive
+            raise
+        finally:
+            run.fail_unsettled(MessageFailure.RUN_FAILED)
+            await run.close()
+            if not keep:
+                if slot is not None and slot.value is proc:
+                    slot.detach()
+                await _shielded_close(proc, grace)
+
+    async def _acquire(
+        self, slot: ProcessSlot | None, launch: Launch, inv: Invocation, grace: float
+    ) -> tuple[ClaudeProcess, str | None]:
+        """Reuse the Thread's idle process when compatible; otherwise start one (resuming the right session).
+
+        Returns the process and, for a new process, the session id it resumes ("" for a fresh session).
+        """
+        carry = ""
+        if slot is not None and isinstance(slot.value, ClaudeProcess):
+            old: ClaudeProcess = slot.value
+            if old.reusable(launch.fingerprint) and await old.settled(grace + 1.0):
+                return old, None
+            if old.alive and not old.busy and old.session_id:
+                carry = old.session_id  # a config change: continue the same conversation in a new process
+            slot.detach()
+            await _shielded_close(old, grace)
+        sid = carry or (inv.resume.session_id if inv.resume is not None else "")
+        fork = bool(inv.fork and inv.resume is not None and not carry)
+        argv = launch.with_resume(sid, fork=fork)
+        try:
+            proc = await ClaudeProcess.spawn(argv, cwd=launch.cwd, env=launch.env, fingerprint=launch.fingerprint)
+        except OSError as exc:
+            raise InvalidDriverConfigError(
+                f"claude: could not start {argv[0]!r}: {exc}. {INSTALL_HINT}", option="command"
+            ) from None
+        if slot is not None:
+            slot.attach(proc, launch.fingerprint, lambda: _close_quietly(proc, grace))
+        return proc, sid
+
+    # -- inspection --------------------------------------------------------------------------------------
+
+    async def probe_environment(self) -> EnvironmentReport:
+        """CLI found, its version and the auth source, without starting a model task."""
+        checks: list[EnvironmentCheck] = []
+        try:
+            self.config.validate()
+            command = self.command()
+        except ConfigError as exc:
+            checks.append(EnvironmentCheck("cli", False, str(exc)))
+            return EnvironmentReport(driver="claude", status="missing", checks=tuple(checks), messages=MESSAGES)
+        checks.append(EnvironmentCheck("cli", True, command[0]))
+        version = ""
+        try:
+            out = await _capture([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
+            version = out.strip().split()[0] if out.strip() else ""
+            checks.append(EnvironmentCheck("version", bool(version), out.strip()))
+        except (OSError, TimeoutError) as exc:
+            checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
+        auth = self._auth_source()
+        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no API key, auth token or login found"))
+        status = "ok" if version and auth else "degraded"
+        return EnvironmentReport(
+            driver="claude",
+            status=status,
+            version=version,
+            command=tuple(command),
+            auth_source=auth,
+            checks=tuple(checks),
+            messages=MESSAGES,
+        )
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.config.env)
+        env.update(self.config.secret_env)
+        return env
+
+    def _auth_source(self) -> str:
+        env = self._env()
+        for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+            if env.get(key):
+                return key
+        for key in ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"):
+            if env.get(key) not in (None, "", "0", "false"):
+                return key
+        home = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".claude")
+        if os.path.exists(os.path.join(home, ".credentials.json")):
+            return "claude login"
+        return ""
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the CLI offers, read from its ``initialize`` reply (no model request is made)."""
+        self.config.validate()
+        argv = [*self.command(), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        cwd = self.config.cwd or os.getcwd()
+        env = self._env()
+        proc = await ClaudeProcess.spawn(argv, cwd=cwd, env=env, fingerprint="")
+        try:
+            body = await proc.control({"subtype": "initialize", "hooks": None}, timeout=self.config.startup_timeout)
+        except (TimeoutError, ConnectionError, RuntimeError) as exc:
+            raise DriverFailure(
+                f"Claude Code did not answer initialize: {exc}", details={"stderr_tail": proc.stderr_tail()}
+            ) from None
+        finally:
+            await _shielded_close(proc, self.config.grace_period)
+        out: list[ModelInfo] = []
+        for m in body.get("models") or []:
+            if isinstance(m, dict) and isinstance(m.get("value"), str):
+                name = m.get("displayName") or m.get("resolvedModel") or m["value"]
+                out.append(ModelInfo(id=m["value"], name=str(name), default=m["value"] == "default"))
+        return out
+
+
+def _discard(slot: ProcessSlot, proc: ClaudeProcess) -> None:
+    """A process that could not be settled is killed and forgotten (its reader reaps it)."""
+    if slot.value is proc:
+        slot.detach()
+    proc.kill_now()
+
+
+async def _close_quietly(proc: ClaudeProcess, grace: float) -> None:
+    with contextlib.suppress(Exception):
+        await proc.close(grace)
+
+
+async def _shielded_close(proc: ClaudeProcess, grace: float) -> None:
+    """Close even when the calling task is being cancelled."""
+    task = asyncio.get_running_loop().create_task(_close_quietly(proc, grace))
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
+
+
+async def _capture(argv: list[str], env: dict[str, str], *, timeout: float) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        raise
+    return out.decode("utf-8", "replace")
+
+
+__all__ = ["Driver"]

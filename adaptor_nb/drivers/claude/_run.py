@@ -1,0 +1,517 @@
+"""One run over a ClaudeProcess: prompt in, frames out, approvals, supplemental messages and the turn loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
+from ..._errors import ResumeRejectedError
+from ..._events import Event, Notice, ProcessInfo
+from ..._result import TranscriptItem
+from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
+from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ._approvals import approval_spec, decision_response, error_response
+from ._frames import FrameTranslator, TurnResult, parse_result
+
+PROVIDER = "anthropic"
+_PARK_POLL = 0.05
+_RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass
+class _Pending:
+    """A user line written to stdin and not yet echoed back."""
+
+    claimed: list[ClaimedMessage] = field(default_factory=list)
+    boundary: Boundary = Boundary.IN_RUN
+    mechanism: str = "stdin"
+
+
+class _Finished(Exception):
+    """Internal: the run reached its end (the loop unwinds with this)."""
+
+
+class ClaudeRun:
+    """Drives one run to its end on ``proc``; ``execute()`` returns a DriverOutcome or raises DriverFailure."""
+
+    def __init__(
+        self,
+        proc: ClaudeProcess,
+        ctx: RunContext,
+        inv: Invocation,
+        *,
+        resuming: bool,
+        startup_timeout: float,
+        idle_timeout: float | None,
+    ) -> None:
+        self.proc = proc
+        self.ctx = ctx
+        self.inv = inv
+        self.resuming = resuming
+        self.startup_timeout = startup_timeout
+        self.idle_timeout = idle_timeout
+        self.tr = FrameTranslator(ctx.transcript)
+        self.pending: dict[str, _Pending] = {}
+        self.prompt_uuid = ""
+        self.echo_supported = True
+        self.interrupt_claims: list[ClaimedMessage] = []
+        self.interrupting = False
+        self.user_interrupted = ""
+        self.approval_tasks: dict[str, asyncio.Task[None]] = {}
+        self.withdrawn: set[str] = set()
+        self.last: TurnResult | None = None
+        self.session_id = ""
+        self.protocol_errors = 0
+        self.saw_output = False
+        self.turn_active = False
+        self.cost = 0.0
+        self.exit_code: int | None = None
+        self._in_tool_phase = False
+        self._watcher: asyncio.Task[None] | None = None
+        self._rearm = asyncio.Event()
+        self._park_handle: asyncio.TimerHandle | None = None
+        self._outcome: DriverOutcome | None = None
+        self._failure: DriverFailure | None = None
+
+    # -- entry -------------------------------------------------------------------------------------------
+
+    async def execute(self) -> DriverOutcome:
+        """Write the prompt and follow the CLI until the run's last turn ended."""
+        self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt")
+        if self.ctx.messages is not None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        try:
+            await self._loop()
+        except _Finished:
+            pass
+        if self._failure is not None:
+            raise self._failure
+        assert self._outcome is not None
+        return self._outcome
+
+    async def close(self) -> None:
+        """Stop helper tasks (message watcher, approvals still waiting)."""
+        if self._park_handle is not None:
+            self._park_handle.cancel()
+        tasks = [t for t in (self._watcher, *self.approval_tasks.values()) if t is not None and not t.done()]
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(BaseException):
+                await t
+
+    def fail_unsettled(self, reason: MessageFailure) -> None:
+        """Acknowledge claimed messages that never reached the CLI (or whose fate is unknown)."""
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        leftovers = [m for p in self.pending.values() for m in p.claimed] + self.interrupt_claims
+        self.pending.clear()
+        self.interrupt_claims = []
+        for m in leftovers:
+            with contextlib.suppress(RuntimeError):
+                msgs.failed(m, reason)
+
+    # -- the loop ----------------------------------------------------------------------------------------
+
+    async def _next(self) -> tuple[Any, ...]:
+        inbox = self.proc.inbox
+        if not inbox.empty():
+            return inbox.get_nowait()
+        timeout: float | None = None
+        what = ""
+        if not self.saw_output:
+            timeout, what = self.startup_timeout, "startup_timeout"
+        elif self.idle_timeout is not None and not self.approval_tasks:
+            timeout, what = self.idle_timeout, "idle_timeout"
+        if timeout is None:
+            return await inbox.get()
+        try:
+            return await asyncio.wait_for(inbox.get(), timeout)
+        except TimeoutError:
+            raise DriverFailure(
+                f"Claude Code wrote nothing for {timeout:g} s ({what}); the process is stuck or waiting on the network",
+                details={"stderr_tail": self.proc.stderr_tail(), "timeout": what, "pid": self.proc.pid},
+                session_id=self.session_id,
+            ) from None
+
+    async def _loop(self) -> None:
+        ctx = self.ctx
+        emit = ctx.emit
+        tr = self.tr
+        while True:
+            item = await self._next()
+            kind = item[0]
+            if kind == LINES:
+                if item[1]:
+                    ctx.raw_stdout(item[1])
+                for frame in item[2]:
+                    if type(frame) is not dict:
+                        await self._not_json(frame)
+                        continue
+                    t = frame.get("type")
+                    self.saw_output = True
+                    if t == "stream_event":
+                        for ev in tr.stream_event(frame):
+                            await emit(ev)
+                        if tr.open_tools and not self._in_tool_phase:
+                            self._tool_phase()
+                    elif t == "assistant":
+                        for ev in tr.assistant(frame):
+                            await emit(ev)
+                        if tr.open_tools and not self._in_tool_phase:
+                            self._tool_phase()
+                    elif t == "user":
+                        if frame.get("isReplay"):
+                            self._echo(frame)
+                            continue
+                        for ev in tr.user(frame):
+                            await emit(ev)
+                        if not tr.open_tools:
+                            self._in_tool_phase = False
+                    elif t == "system":
+                        if frame.get("subtype") == "init":
+                            self.turn_active = True
+                            self.session_id = str(frame.get("session_id") or self.session_id)
+                        for ev in tr.system(frame):
+                            await emit(ev)
+                    elif t == "result":
+                        await self._result(frame)
+                    elif t == "control_request":
+                        self._control_request(frame)
+                    elif t == "control_cancel_request":
+                        rid = str(frame.get("request_id") or "")
+                        self.withdrawn.add(rid)
+                        ctx.approvals.withdraw(rid)
+                    elif t == "control_response":
+                        continue  # the CLI echoes our own replies; answers to our requests never get here
+                    else:
+                        for ev in tr.unknown(frame):
+                            await emit(ev)
+            elif kind == STDERR:
+                chunk: bytes = item[1]
+                ctx.raw_stderr(chunk)
+                await emit(ProcessInfo(kind=ProcessKind.STDERR, text=chunk.decode("utf-8", "replace"), bytes=chunk))
+            elif kind == EOF:
+                await self._eof(item[1])
+            elif kind == WAKE and item[1] is self:
+                await self._wake(item[2])
+
+    # -- input -------------------------------------------------------------------------------------------
+
+    def _write_user(self, text: str, claimed: list[ClaimedMessage], boundary: Boundary, mechanism: str) -> str:
+        uid = str(uuid.uuid4())
+        self.pending[uid] = _Pending(claimed, boundary, mechanism)
+        self.proc.busy = True
+        self.ctx.set_turn_id(str(self.ctx.turns + 1))
+        self.proc.send(
+            {
+                "type": "user",
+                "uuid": uid,
+                "session_id": "",
+                "parent_tool_use_id": None,
+                "message": {"role": "user", "content": text},
+            }
+        )
+        if not self.echo_supported:
+            self._delivered(self.pending.pop(uid))
+        return uid
+
+    def _delivered(self, p: _Pending) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        for m in p.claimed:
+            with contextlib.suppress(RuntimeError):
+                msgs.delivered(m, boundary=p.boundary, mechanism=p.mechanism)
+
+    def _echo(self, frame: dict[str, Any]) -> None:
+        p = self.pending.pop(str(frame.get("uuid") or ""), None)
+        if p is not None:
+            self._delivered(p)
+
+    async def _not_json(self, line: bytes) -> None:
+        self.protocol_errors += 1
+        text = line[:4096].decode("utf-8", "replace")
+        self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.STDOUT, text=text, bytes=line[:4096], data={"json": False}))
+        await self.ctx.emit(
+            Notice(
+                kind=NoticeKind.LIFECYCLE.value,
+                text=f"Claude Code wrote a stdout line that is not JSON ({len(line)} bytes); it was skipped",
+                metadata={"code": "claude.protocol_error"},
+            )
+        )
+
+    # -- approvals ---------------------------------------------------------------------------------------
+
+    def _control_request(self, frame: dict[str, Any]) -> None:
+        rid = str(frame.get("request_id") or "")
+        request = frame.get("request")
+        subtype = request.get("subtype") if isinstance(request, dict) else None
+        if subtype != "can_use_tool":
+            self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
+            return
+        task = asyncio.get_running_loop().create_task(self._approve(frame, rid))
+        self.approval_tasks[rid] = task
+
+    async def _approve(self, frame: dict[str, Any], rid: str) -> None:
+        try:
+            decision = await self.ctx.approvals.request(approval_spec(frame))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the policy ended the run: stop the CLI's turn and surface the error
+            if rid not in self.withdrawn:
+                self.proc.send(error_response(rid, "the run was stopped by its approval policy"))
+                self.proc.interrupt_soon()
+            self.proc.inbox.put_nowait((WAKE, self, ("raise", exc)))
+            return
+        finally:
+            self.approval_tasks.pop(rid, None)
+        if rid in self.withdrawn or decision.by == "withdrawn":
+            return
+        self.proc.send(decision_response(frame, decision))
+        if decision.action == "deny" and decision.interrupt:
+            self.user_interrupted = decision.reason or "denied with interrupt"
+
+    # -- supplemental messages ---------------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        msgs = self.ctx.messages
+        assert msgs is not None
+        while True:
+            await msgs.wait()
+            self.proc.inbox.put_nowait((WAKE, self, "messages"))
+            await self._rearm.wait()
+            self._rearm.clear()
+
+    def _rearm_later(self) -> None:
+        if self._park_handle is None:
+            self._park_handle = asyncio.get_running_loop().call_later(_PARK_POLL, self._unpark)
+
+    def _unpark(self) -> None:
+        self._park_handle = None
+        self._rearm.set()
+
+    def _tool_phase(self) -> None:
+        """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
+        self._in_tool_phase = True
+        if self.ctx.messages is not None:
+            self._deliver_now()
+
+    def _deliver_now(self) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        claimed_any = False
+        if self.turn_active and not self.interrupting and msgs.pending(Boundary.INTERRUPT):
+            claimed = msgs.claim(Boundary.INTERRUPT)
+            if claimed:
+                claimed_any = True
+                self.interrupt_claims.extend(claimed)
+                self.interrupting = True
+                self.proc.interrupt_soon()
+        if self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
+            claimed = msgs.claim(Boundary.IN_RUN)
+            if claimed:
+                claimed_any = True
+                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.IN_RUN, "stdin")
+        if claimed_any:
+            self._rearm.set()
+        else:
+            self._rearm_later()
+
+    async def _wake(self, payload: Any) -> None:
+        if payload == "messages":
+            self._deliver_now()
+        elif isinstance(payload, tuple) and payload[0] == "raise":
+            raise payload[1]
+
+    # -- turn ends ---------------------------------------------------------------------------------------
+
+    async def _result(self, frame: dict[str, Any]) -> None:
+        res = parse_result(frame, self.proc.cost_total)
+        if res.cost_total is not None:
+            self.proc.cost_total = res.cost_total
+        if res.cost_usd is not None:
+            self.cost += res.cost_usd
+        self.ctx.terminal("result", frame)
+        self.ctx.transcript(
+            TranscriptItem(
+                kind="result",
+                text=res.text or "",
+                is_error=not res.ok,
+                session_id=res.session_id,
+                usage=res.usage,
+                cost_usd=res.cost_usd,
+                subtype=res.subtype,
+                errors=res.errors,
+                model=self.tr.model,
+                data={"api_error_status": res.api_error_status, "terminal_reason": res.terminal_reason},
+            )
+        )
+        if res.session_id:
+            self.session_id = res.session_id
+        if self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0:
+            rejected = [e for e in res.errors if "No conversation found" in e or "session" in e.lower()]
+            if rejected:
+                self.proc.busy = False
+                raise ResumeRejectedError(
+                    f"Claude Code could not resume session {self.inv.resume.session_id if self.inv.resume else ''!r}: "
+                    + "; ".join(rejected),
+                    key=self.inv.thread_key,
+                    details={"errors": list(res.errors), "stderr_tail": self.proc.stderr_tail()},
+                )
+        if self.prompt_uuid in self.pending and self.echo_supported:
+            # This CLI never echoes input (--replay-user-messages unsupported): count writes as delivered.
+            self.echo_supported = False
+            for uid in list(self.pending):
+                self._delivered(self.pending.pop(uid))
+        self.turn_active = False
+        self._in_tool_phase = False
+        self.tr.open_tools.clear()
+        self.last = res
+        more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
+        self.proc.busy = bool(self.pending)
+        if not res.ok:
+            if self.interrupting and res.subtype == "error_during_execution":
+                self.interrupting = False
+                claimed, self.interrupt_claims = self.interrupt_claims, []
+                if more and not self.pending:
+                    self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
+                    return
+                self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED if not more else MessageFailure.RUN_FAILED)
+                self._finish()
+            self._failure = self._classify(res)
+            if self.pending:
+                # The CLI still holds input it will turn into another turn: the process is not reusable as is.
+                self.proc.broken = True
+            raise _Finished
+        if self.pending:
+            return  # input written during the turn became a turn of its own; its result is still to come
+        msgs = self.ctx.messages
+        if more and msgs is not None:
+            claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
+            if self.interrupt_claims:
+                claimed = self.interrupt_claims + claimed
+                self.interrupt_claims = []
+                self.interrupting = False
+            if msgs.pending(Boundary.INTERRUPT):
+                claimed += msgs.claim(Boundary.INTERRUPT)
+            if claimed:
+                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
+                return
+        self._finish()
+
+    def _fail_messages(self, claimed: list[ClaimedMessage], reason: MessageFailure) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        for m in claimed:
+            with contextlib.suppress(RuntimeError):
+                msgs.failed(m, reason)
+
+    def _finish(self) -> None:
+        res = self.last
+        self.proc.busy = bool(self.pending)
+        if self.interrupt_claims:
+            self._fail_messages(self.interrupt_claims, MessageFailure.LIMIT_EXCEEDED)
+            self.interrupt_claims = []
+        if res is not None and not res.ok and self.user_interrupted:
+            self._failure = self._classify(res)
+            raise _Finished
+        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
+        if res is not None:
+            metadata["stop_reason"] = res.stop_reason
+            metadata["terminal_reason"] = res.terminal_reason
+        if self.tr.init_model:
+            metadata["cli_model"] = self.tr.init_model
+        outcome = DriverOutcome(
+            text=res.text if res is not None and res.ok else None,
+            model=self.tr.model or self.tr.init_model or self.inv.model,
+            provider=PROVIDER,
+            metadata=metadata,
+            session_id=self.session_id,
+            healthy=res is not None and res.ok and self.protocol_errors == 0,
+        )
+        if res is not None and res.ok and res.has_structured:
+            outcome.structured = res.structured
+            outcome.has_structured = True
+        if self.inv.output_schema is not None and res is not None and res.ok and not res.has_structured:
+            self._failure = DriverFailure(
+                "Claude finished without calling the StructuredOutput tool, so there is no structured output; "
+                "the answer text is kept in the result",
+                reason=FailureReason.POLICY_VIOLATION,
+                details={"text": res.text or "", "session_id": self.session_id},
+                session_id=self.session_id,
+            )
+            raise _Finished
+        self._outcome = outcome
+        raise _Finished
+
+    def _classify(self, res: TurnResult) -> DriverFailure:
+        details: dict[str, Any] = {
+            "subtype": res.subtype,
+            "session_id": res.session_id,
+            "stderr_tail": self.proc.stderr_tail(),
+        }
+        if res.errors:
+            details["errors"] = list(res.errors)
+        if res.terminal_reason:
+            details["terminal_reason"] = res.terminal_reason
+        if self.user_interrupted:
+            details["denial_reason"] = self.user_interrupted
+            return DriverFailure(
+                f"the run stopped because a tool was denied with interrupt: {self.user_interrupted}",
+                reason=FailureReason.APPROVAL_DENIED,
+                details=details,
+                session_id=res.session_id,
+            )
+        if res.subtype == "error_max_turns":
+            return DriverFailure(
+                "Claude Code reached its step limit (Config.max_turns_per_run): " + "; ".join(res.errors),
+                reason=FailureReason.LIMIT_EXCEEDED,
+                details=details,
+                session_id=res.session_id,
+            )
+        if res.api_error_status is not None:
+            details["api_error_status"] = res.api_error_status
+            status = res.api_error_status
+            return DriverFailure(
+                res.text or f"the model API answered HTTP {status}",
+                reason=FailureReason.AGENT_ERROR,
+                details=details,
+                session_id=res.session_id,
+                retryable=status in _RETRYABLE,
+            )
+        message = res.text or "; ".join(res.errors) or f"Claude Code ended the turn with {res.subtype or 'an error'}"
+        return DriverFailure(message, reason=FailureReason.AGENT_ERROR, details=details, session_id=res.session_id)
+
+    async def _eof(self, rc: int) -> None:
+        self.exit_code = rc
+        self.proc.busy = False
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
+        tail = self.proc.stderr_tail()
+        self._failure = DriverFailure(
+            f"Claude Code exited with code {rc} before the run finished"
+            + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),
+            reason=FailureReason.AGENT_ERROR,
+            details={"exit_code": rc, "stderr_tail": tail, "session_id": self.session_id, "pid": self.proc.pid},
+            session_id=self.session_id,
+        )
+        raise _Finished
+
+
+def emit_spawn(proc: ClaudeProcess, resumed: str, fork: bool) -> Event:
+    """The ProcessInfo event for a new CLI process (argv only: prompts and secrets never go there)."""
+    return ProcessInfo(
+        kind=ProcessKind.SPAWN,
+        text=f"claude pid {proc.pid}",
+        metadata={"pid": str(proc.pid), "resume": resumed, "fork": str(fork).lower()},
+        data={"pid": proc.pid, "argv": list(proc.argv), "started": time.time()},
+    )
