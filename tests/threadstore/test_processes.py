@@ -189,3 +189,21 @@ async def test_kill9_at_random_moments_of_a_finalize_loop_leaves_a_consistent_st
         expected_after(record.runs, record)
         committed_before += record.runs
     assert committed_before > 0
+
+
+async def test_processes_creating_one_fresh_file_at_once_agree_on_its_schema(db_path: Path, workers: Start) -> None:
+    procs = [workers("touch", str(db_path), f"k{i}", f"proc-{i}") for i in range(4)]
+    for p in procs:
+        assert p.read()["event"] == "ready"
+    assert not db_path.exists()  # noqa: ASYNC240 - the workers create it
+    for p in procs:
+        p.send("go")
+    for p in procs:
+        assert p.read_until("done")["event"] == "done"
+        p.finish()
+    for i in range(4):
+        record = await resolve(db_path, f"k{i}")
+        assert record is not None and record.last_status == f"proc-{i}"
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

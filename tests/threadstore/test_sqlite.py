@@ -263,3 +263,27 @@ async def test_bad_lease_arguments_name_the_option(
 ) -> None:
     with pytest.raises(ValueError, match=match):
         await store.acquire_lease(key, owner, ttl)
+
+
+async def test_an_older_file_is_migrated_forward_keeping_its_records(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adaptor_nb.threadstore import _sqlite
+
+    old = SQLiteStore(db_path)
+    lease = await old.acquire_lease("k", "owner-a", 30)
+    saved = await old.finalize(lease, FinalizeRequest(checkpoint=cp("s1"), status="ok"))
+    old.close()
+
+    added = (SCHEMA_VERSION + 1, "notes column", ("ALTER TABLE threads ADD COLUMN notes TEXT NOT NULL DEFAULT ''",))
+    monkeypatch.setattr(_sqlite, "MIGRATIONS", (*MIGRATIONS, added))
+    monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    new = SQLiteStore(db_path)
+    try:
+        assert await new.resolve("k") == saved
+    finally:
+        new.close()
+    with raw(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == SCHEMA_VERSION + 1
+        assert conn.execute("SELECT notes FROM threads WHERE key = 'k'").fetchone()[0] == ""
