@@ -1,0 +1,185 @@
+"""A stand-in CLI that replays recorded Claude-style stream-json output, for fixture tests and ingestion benchmarks.
+
+Run it as ``[sys.executable, "-m", "adaptor_nb.testing._replay", FIXTURE]``; any further arguments (the ones a
+driver adds) are ignored. It behaves like ``claude -p --input-format stream-json --replay-user-messages``: it waits
+for a user line on stdin, echoes it back, then prints recorded lines up to and including the next ``result`` line,
+and waits again. A recorded ``can_use_tool`` control request pauses the replay until stdin answers it. Control
+requests written to stdin are acknowledged. A fixture that ends without a ``result`` makes it exit with code 1,
+like a CLI that died mid-turn.
+
+FIXTURE holds one JSON object per line: either the CLI's own stdout lines, or transcript lines of the form
+``{"dir": "out", "msg": {...}}`` (other directions are skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, BinaryIO
+
+__all__ = ["load_fixture", "main"]
+
+
+def load_fixture(path: str) -> list[bytes]:
+    """The stdout lines recorded in ``path`` (transcript files are reduced to their ``out`` lines)."""
+    with open(path, "rb") as fh:
+        raw = [line.rstrip(b"\r\n") for line in fh]
+    lines = [line for line in raw if line.strip()]
+    if lines and lines[0].lstrip().startswith(b'{"meta"'):
+        out: list[bytes] = []
+        for line in lines:
+            obj = json.loads(line)
+            if obj.get("dir") == "out" and "msg" in obj:
+                msg = obj["msg"]
+                out.append(msg["_nonjson"].encode() if "_nonjson" in msg else json.dumps(msg).encode())
+        return out
+    return lines
+
+
+def _kind(line: bytes) -> str:
+    """A cheap look at a line's type: only lines that steer the replay are decoded."""
+    if b'"result"' not in line and b'"control_request"' not in line:
+        return ""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return ""
+    if not isinstance(obj, dict):
+        return ""
+    kind = obj.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
+class _Replay:
+    def __init__(self, lines: list[bytes], out: BinaryIO, inp: BinaryIO, exit_code: int) -> None:
+        self.lines = lines
+        self.pos = 0
+        self.out = out
+        self.inp = inp
+        self.exit_code = exit_code
+        self.session_id = self._session_id()
+
+    def _session_id(self) -> str:
+        for line in self.lines[:50]:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("session_id"), str):
+                return str(obj["session_id"])
+        return "replay-session"
+
+    def _write(self, data: bytes) -> None:
+        self.out.write(data)
+
+    def _send(self, obj: dict[str, Any]) -> None:
+        self._write(json.dumps(obj).encode() + b"\n")
+        self.out.flush()
+
+    def _read(self) -> dict[str, Any] | None:
+        """The next JSON object from stdin (answering control requests on the way); None at EOF."""
+        while True:
+            line = self.inp.readline()
+            if not line:
+                return None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                sys.stderr.write(f"Error parsing streaming input line: {line[:200]!r}\n")
+                sys.exit(1)
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") == "control_request":
+                rid = obj.get("request_id", "")
+                self._send(
+                    {"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {}}}
+                )
+                continue
+            return obj
+
+    def _echo(self, msg: dict[str, Any]) -> None:
+        echo = {
+            "type": "user",
+            "message": msg.get("message"),
+            "session_id": self.session_id,
+            "parent_tool_use_id": None,
+            "uuid": msg.get("uuid", ""),
+            "isReplay": True,
+        }
+        self._send(echo)
+
+    def _turn(self) -> bool:
+        """Print recorded lines through the next result; False when the recording ended without one."""
+        buf: list[bytes] = []
+        size = 0
+        while self.pos < len(self.lines):
+            line = self.lines[self.pos]
+            self.pos += 1
+            kind = _kind(line)
+            buf.append(line)
+            size += len(line) + 1
+            if kind == "control_request":
+                self._flush(buf)
+                size = 0
+                if not self._await_answer():
+                    return False
+                continue
+            if kind == "result":
+                self._flush(buf)
+                return True
+            if size >= 1 << 16:
+                self._flush(buf)
+                size = 0
+        self._flush(buf)
+        return False
+
+    def _flush(self, buf: list[bytes]) -> None:
+        if buf:
+            buf.append(b"")
+            self._write(b"\n".join(buf))
+            self.out.flush()
+            buf.clear()
+
+    def _await_answer(self) -> bool:
+        while True:
+            obj = self._read()
+            if obj is None:
+                return False
+            if obj.get("type") == "control_response":
+                return True
+            if obj.get("type") == "user":
+                self._echo(obj)
+
+    def run(self) -> int:
+        while True:
+            obj = self._read()
+            if obj is None:
+                return 0
+            if obj.get("type") != "user":
+                continue
+            self._echo(obj)
+            if self.pos >= len(self.lines):
+                continue
+            if not self._turn():
+                return self.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Replay FIXTURE (the first argument) to stdout; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0].startswith("-"):
+        sys.stderr.write("usage: python -m adaptor_nb.testing._replay FIXTURE [ignored CLI arguments...]\n")
+        return 2
+    exit_code = int(os.environ.get("ADAPTOR_NB_REPLAY_EXIT", "1"))
+    replay = _Replay(load_fixture(args[0]), sys.stdout.buffer, sys.stdin.buffer, exit_code)
+    try:
+        return replay.run()
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

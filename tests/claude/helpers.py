@@ -1,0 +1,22 @@
+"""Small helpers shared by the Claude driver tests."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from adaptor_nb import Event, Result, RunError
+
+E = TypeVar("E", bound=Event)
+
+
+async def drain(stream: Any) -> tuple[list[Event], Result | None, BaseException | None]:
+    """All events of a stream, then its result or error."""
+    events = [ev async for ev in stream.events()]
+    try:
+        return events, await stream.result(), None
+    except RunError as exc:
+        return events, None, exc
+
+
+def of(events: list[Event], kind: type[E]) -> list[E]:
+    return [e for e in events if isinstance(e, kind)]
