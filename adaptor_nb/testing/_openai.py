@@ -1,10 +1,17 @@
-"""A scriptable fake of the OpenAI Responses API (SSE) on 127.0.0.1, for driving the real Codex CLI offline.
+"""A scriptable OpenAI Responses server on 127.0.0.1 that streams SSE replies and records every request.
 
-Replies come from a queue (``server.queue(Reply.say("hi"), ...)``) or, when the queue is empty, from directives
-in the newest user message: ``[[say TEXT]]``, ``[[think TEXT]]``, ``[[tool NAME {json}]]``, ``[[custom NAME INPUT]]``,
-``[[json {json}]]``, ``[[status 500]]``, ``[[incomplete TEXT]]`` and ``[[hold NAME]]`` (waits for
-``server.gate(NAME)``).
-After a tool result the default reply is ``Done. Last tool output: <output>``. Every request is recorded.
+Point Codex at it with a ``model_providers`` entry whose ``base_url`` is ``server.base_url`` (``wire_api =
+"responses"``). Replies come, in this order, from the queue filled by ``server.enqueue(...)``, from
+``server.responder`` (a function of the request), or from directives written in the newest user message:
+
+``[[say TEXT]]``             the answer text (default "ok"; "Done. Last tool output: ..." right after a tool result)
+``[[think TEXT]]``           a reasoning summary before the answer
+``[[tool NAME {json}]]``     a ``function_call`` such as ``exec_command``
+``[[custom NAME INPUT]]``    a free-text ``custom_tool_call`` such as ``apply_patch``
+``[[json {json}]]``          the answer is that JSON (a request with a JSON schema and no directive gets an example)
+``[[status CODE]]``          an HTTP error with an OpenAI error body
+``[[incomplete TEXT]]``      stream TEXT and end the body without ``response.completed``
+``[[hold NAME]]``            pause after ``response.created`` until ``server.hold(NAME).set()``
 """
 
 from __future__ import annotations
@@ -15,35 +22,19 @@ import itertools
 import json
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["FakeOpenAIServer", "Gate", "RecordedRequest", "Reply", "ToolCallSpec"]
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "Reply", "ToolCallSpec", "example_for_schema"]
 
+DEFAULT_TEXT = "ok"
 _DIRECTIVE = re.compile(r"\[\[(say|think|tool|custom|json|status|incomplete|hold)(?:\s(.*?))?\]\]", re.DOTALL)
 _SYNTHETIC_USER_PREFIXES = ("<environment_context>", "<turn_aborted>", "<user_instructions>")
-
-
-class Gate:
-    """A one-shot latch a reply waits on before streaming its output; release it from any thread."""
-
-    def __init__(self, name: str = "") -> None:
-        self.name = name
-        self._event = threading.Event()
-
-    def release(self) -> None:
-        """Let every reply waiting on this gate continue."""
-        self._event.set()
-
-    @property
-    def released(self) -> bool:
-        return self._event.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._event.wait(timeout)
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 @dataclass(frozen=True)
@@ -58,55 +49,57 @@ class ToolCallSpec:
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted model response: optional reasoning, then text or a tool call, or an HTTP error."""
+    """One scripted model response: optional reasoning, then answer text and/or a tool call, or an HTTP error.
 
-    text: str | None = None
+    ``hold`` (a ``threading.Event``) pauses the stream after ``response.created`` until it is set; ``complete=False``
+    ends the body without ``response.completed``; ``usage`` is (input, output, cached input) tokens.
+    """
+
+    answer: str | None = None
     reasoning: str | None = None
     tool: ToolCallSpec | None = None
     status: int = 200
     error_message: str = ""
     complete: bool = True
-    gate: Gate | None = None
+    hold: threading.Event | None = None
     usage: tuple[int, int, int] = (20, 5, 0)
-    chunk_size: int = 4
+    words_per_delta: int = 4
 
     @classmethod
-    def say(cls, text: str, *, reasoning: str | None = None, gate: Gate | None = None) -> Reply:
-        """Stream ``text`` as assistant output (optionally after a reasoning summary)."""
-        return cls(text=text, reasoning=reasoning, gate=gate)
+    def text(cls, text: str, **kw: Any) -> Reply:
+        """Stream ``text`` as the answer (``reasoning=`` adds a reasoning summary first)."""
+        return cls(answer=text, **kw)
 
     @classmethod
-    def json(cls, value: Any, *, gate: Gate | None = None) -> Reply:
-        """Answer with ``value`` serialized as JSON text."""
-        return cls(text=json.dumps(value), gate=gate)
+    def json(cls, value: Any, **kw: Any) -> Reply:
+        """Answer with ``value`` serialized as JSON."""
+        return cls(answer=json.dumps(value), **kw)
 
     @classmethod
-    def function_call(
-        cls, name: str, arguments: dict[str, Any] | str, *, call_id: str = "", gate: Gate | None = None
-    ) -> Reply:
+    def function_call(cls, name: str, arguments: dict[str, Any] | str, *, call_id: str = "", **kw: Any) -> Reply:
         """Call a JSON function tool such as ``exec_command``."""
         args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        return cls(tool=ToolCallSpec(name, args, call_id=call_id), gate=gate)
+        return cls(tool=ToolCallSpec(name, args, call_id=call_id), **kw)
 
     @classmethod
-    def exec_command(cls, cmd: str, *, gate: Gate | None = None, **params: Any) -> Reply:
-        """Ask Codex to run ``cmd`` through its ``exec_command`` tool."""
-        return cls.function_call("exec_command", {"cmd": cmd, **params}, gate=gate)
+    def exec_command(cls, cmd: str, *, hold: threading.Event | None = None, **params: Any) -> Reply:
+        """Ask Codex to run ``cmd`` with its ``exec_command`` tool (``params`` adds e.g. ``sandbox_permissions``)."""
+        return cls.function_call("exec_command", {"cmd": cmd, **params}, hold=hold)
 
     @classmethod
-    def apply_patch(cls, patch: str, *, gate: Gate | None = None) -> Reply:
-        """Ask Codex to apply a patch through its free-text ``apply_patch`` tool."""
-        return cls(tool=ToolCallSpec("apply_patch", patch, custom=True), gate=gate)
+    def apply_patch(cls, patch: str, **kw: Any) -> Reply:
+        """Ask Codex to apply ``patch`` with its free-text ``apply_patch`` tool."""
+        return cls(tool=ToolCallSpec("apply_patch", patch, custom=True), **kw)
 
     @classmethod
     def error(cls, status: int = 500, message: str = "fake server error") -> Reply:
-        """Fail the request with an HTTP error and an OpenAI-style error body."""
+        """Fail the request with an HTTP error and an OpenAI error body."""
         return cls(status=status, error_message=message)
 
     @classmethod
-    def incomplete(cls, text: str = "", *, gate: Gate | None = None) -> Reply:
+    def incomplete(cls, text: str = "", **kw: Any) -> Reply:
         """Stream ``text`` and end the body without ``response.completed``."""
-        return cls(text=text, complete=False, gate=gate)
+        return cls(answer=text, complete=False, **kw)
 
 
 @dataclass(frozen=True)
@@ -119,6 +112,10 @@ class RecordedRequest:
     body: Any
     has_auth: bool = False
     raw: bytes = field(default=b"", repr=False)
+
+    @property
+    def is_model_request(self) -> bool:
+        return self.method == "POST" and self.path.rstrip("/").endswith("/responses")
 
     @property
     def model(self) -> str:
@@ -143,19 +140,21 @@ class RecordedRequest:
         return out
 
     def user_texts(self) -> list[str]:
-        """User messages without the CLI's synthetic context messages."""
+        """User messages, without the CLI's synthetic context messages."""
         return [t for t in self.texts("user") if not t.startswith(_SYNTHETIC_USER_PREFIXES)]
 
     @property
-    def last_user_text(self) -> str:
+    def prompt(self) -> str:
+        """The newest user message."""
         texts = self.user_texts()
         return texts[-1] if texts else ""
 
     @property
     def tool_outputs(self) -> list[str]:
+        """Outputs of the tool calls the client sent back, in order."""
         out: list[str] = []
         for item in self.input_items:
-            if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            if item.get("type") in _TOOL_OUTPUTS:
                 value = item.get("output")
                 out.append(value if isinstance(value, str) else json.dumps(value))
         return out
@@ -171,6 +170,7 @@ class RecordedRequest:
 
     @property
     def tool_names(self) -> list[str]:
+        """Names (or types, for built-in tools) of the tools the client declared."""
         tools = self.body.get("tools") if isinstance(self.body, dict) else None
         if not isinstance(tools, list):
             return []
@@ -196,63 +196,125 @@ def example_for_schema(schema: Any) -> Any:
         required = schema.get("required", list(props))
         return {k: example_for_schema(v) for k, v in props.items() if k in required}
     if kind == "array":
-        n = int(schema.get("minItems", 0))
-        return [example_for_schema(schema.get("items", {})) for _ in range(n)]
+        return [example_for_schema(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
     return {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "null": None}.get(str(kind), "x")
 
 
-class _Script:
-    """Turns a request into a Reply: the queue first, then a custom handler, then directives."""
+def _directive_reply(request: RecordedRequest, server: FakeOpenAIServer) -> Reply:
+    items = request.input_items
+    if items and items[-1].get("type") in _TOOL_OUTPUTS:
+        outputs = request.tool_outputs
+        return Reply(answer=f"Done. Last tool output: {outputs[-1] if outputs else ''}")
+    reasoning: str | None = None
+    hold: threading.Event | None = None
+    for match in _DIRECTIVE.finditer(request.prompt):
+        verb, arg = match.group(1), match.group(2) or ""
+        if verb == "think":
+            reasoning = arg
+        elif verb == "hold":
+            hold = server.hold(arg.strip())
+        elif verb in ("say", "json"):
+            return Reply(answer=arg.strip() if verb == "json" else arg, reasoning=reasoning, hold=hold)
+        elif verb == "incomplete":
+            return Reply(answer=arg, complete=False, reasoning=reasoning, hold=hold)
+        elif verb == "status":
+            return Reply.error(int(arg.strip() or "500"))
+        elif verb in ("tool", "custom"):
+            name, _, rest = arg.lstrip().partition(" ")
+            custom = verb == "custom"
+            spec = ToolCallSpec(name, rest if custom else (rest.strip() or "{}"), custom=custom)
+            return Reply(tool=spec, reasoning=reasoning, hold=hold)
+    if request.output_schema is not None:
+        return Reply(answer=json.dumps(example_for_schema(request.output_schema)), reasoning=reasoning, hold=hold)
+    return Reply(answer=server.default_text, reasoning=reasoning, hold=hold)
 
-    def __init__(self, server: FakeOpenAIServer) -> None:
-        self.server = server
 
-    def reply_for(self, request: RecordedRequest) -> list[Reply]:
-        queued = self.server._pop_reply()
-        if queued is not None:
-            return [queued]
-        if self.server.handler is not None:
-            custom = self.server.handler(request)
-            if custom is not None:
-                return [custom]
-        return self._from_directives(request)
+def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iterator[bytes]:
+    """The SSE frames of one reply, in the order the Responses API sends them."""
+    seq = itertools.count()
+    response_id = next_id("resp")
 
-    def _from_directives(self, request: RecordedRequest) -> list[Reply]:
-        items = request.input_items
-        last = items[-1] if items else {}
-        if last.get("type") in ("function_call_output", "custom_tool_call_output"):
-            outputs = request.tool_outputs
-            return [Reply(text=f"Done. Last tool output: {outputs[-1] if outputs else ''}")]
-        prompt = request.last_user_text
-        reasoning: str | None = None
-        gate: Gate | None = None
-        for match in _DIRECTIVE.finditer(prompt):
-            verb, arg = match.group(1), (match.group(2) or "")
-            if verb == "think":
-                reasoning = arg
-            elif verb == "hold":
-                gate = self.server.gate(arg.strip())
-            elif verb == "say":
-                return [Reply(text=arg, reasoning=reasoning, gate=gate)]
-            elif verb == "json":
-                return [Reply(text=arg.strip(), reasoning=reasoning, gate=gate)]
-            elif verb == "incomplete":
-                return [Reply(text=arg, complete=False, reasoning=reasoning, gate=gate)]
-            elif verb == "status":
-                return [Reply.error(int(arg.strip() or "500"))]
-            elif verb in ("tool", "custom"):
-                name, _, rest = arg.strip().partition(" ")
-                spec = ToolCallSpec(name, rest if verb == "custom" else rest.strip() or "{}", custom=verb == "custom")
-                return [Reply(tool=spec, reasoning=reasoning, gate=gate)]
-        schema = request.output_schema
-        if schema is not None:
-            return [Reply(text=json.dumps(example_for_schema(schema)), reasoning=reasoning, gate=gate)]
-        return [Reply(text=self.server.default_text, reasoning=reasoning, gate=gate)]
+    def frame(kind: str, **payload: Any) -> bytes:
+        data = {"type": kind, "sequence_number": next(seq), **payload}
+        return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+    def deltas(text: str) -> list[str]:
+        words = re.findall(r"\S+\s*|\s+", text)
+        n = max(1, reply.words_per_delta)
+        return ["".join(words[i : i + n]) for i in range(0, len(words), n)] or [text]
+
+    created = {"id": response_id, "object": "response", "status": "in_progress", "model": model, "output": []}
+    yield frame("response.created", response=created)
+    output: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        rid, idx = next_id("rs"), len(output)
+        yield frame(
+            "response.output_item.added", output_index=idx, item={"type": "reasoning", "id": rid, "summary": []}
+        )
+        where = {"item_id": rid, "output_index": idx, "summary_index": 0}
+        yield frame("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+        for piece in deltas(reply.reasoning):
+            yield frame("response.reasoning_summary_text.delta", **where, delta=piece)
+        yield frame("response.reasoning_summary_text.done", **where, text=reply.reasoning)
+        part = {"type": "summary_text", "text": reply.reasoning}
+        yield frame("response.reasoning_summary_part.done", **where, part=part)
+        item = {"type": "reasoning", "id": rid, "summary": [part]}
+        yield frame("response.output_item.done", output_index=idx, item=item)
+        output.append(item)
+    if reply.answer is not None:
+        mid, idx = next_id("msg"), len(output)
+        added = {"type": "message", "id": mid, "role": "assistant", "status": "in_progress", "content": []}
+        yield frame("response.output_item.added", output_index=idx, item=added)
+        where = {"item_id": mid, "output_index": idx, "content_index": 0}
+        yield frame("response.content_part.added", **where, part={"type": "output_text", "text": "", "annotations": []})
+        for piece in deltas(reply.answer):
+            yield frame("response.output_text.delta", **where, delta=piece)
+        if not reply.complete:
+            return
+        yield frame("response.output_text.done", **where, text=reply.answer)
+        full = {"type": "output_text", "text": reply.answer, "annotations": []}
+        yield frame("response.content_part.done", **where, part=full)
+        item = {**added, "status": "completed", "content": [full]}
+        yield frame("response.output_item.done", output_index=idx, item=item)
+        output.append(item)
+    if reply.tool is not None:
+        spec, idx = reply.tool, len(output)
+        call_id = spec.call_id or next_id("call")
+        if spec.custom:
+            tid = next_id("ctc")
+            added = {"type": "custom_tool_call", "id": tid, "call_id": call_id, "name": spec.name, "input": ""}
+            yield frame("response.output_item.added", output_index=idx, item=added)
+            yield frame("response.custom_tool_call_input.delta", item_id=tid, output_index=idx, delta=spec.arguments)
+            yield frame("response.custom_tool_call_input.done", item_id=tid, output_index=idx, input=spec.arguments)
+            item = {**added, "input": spec.arguments, "status": "completed"}
+        else:
+            tid = next_id("fc")
+            added = {"type": "function_call", "id": tid, "call_id": call_id, "name": spec.name, "arguments": "",
+                     "status": "in_progress"}  # fmt: skip
+            yield frame("response.output_item.added", output_index=idx, item=added)
+            where = {"item_id": tid, "output_index": idx}
+            yield frame("response.function_call_arguments.delta", **where, delta=spec.arguments)
+            yield frame("response.function_call_arguments.done", **where, arguments=spec.arguments)
+            item = {**added, "arguments": spec.arguments, "status": "completed"}
+        yield frame("response.output_item.done", output_index=idx, item=item)
+        output.append(item)
+    if not reply.complete:
+        return
+    inp, out, cached = reply.usage
+    usage = {
+        "input_tokens": inp,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": inp + out,
+    }
+    done = {**created, "status": "completed", "output": output, "usage": usage}
+    yield frame("response.completed", response=done)
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _HTTPServer
+    server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -269,22 +331,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        request = self._record(raw)
-        if not self.path.rstrip("/").endswith("/responses"):
+        request = self._record(self.rfile.read(length) if length else b"")
+        if not request.is_model_request:
             self._send_json(404, {"error": {"message": f"no route for POST {self.path}", "type": "not_found"}})
             return
-        fake = self.server.fake
-        for reply in _Script(fake).reply_for(request):
-            if reply.status != 200:
-                body = {"error": {"message": reply.error_message, "type": "server_error", "code": None}}
-                self._send_json(reply.status, body)
-                return
-            try:
-                self._stream(reply, request)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
+        reply = self.server.owner._next_reply(request)
+        if reply.status != 200:
+            body = {"error": {"message": reply.error_message, "type": "server_error", "code": None}}
+            self._send_json(reply.status, body)
             return
+        try:
+            self._stream(reply, request)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _record(self, raw: bytes) -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -303,7 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         request = RecordedRequest(self.command, self.path, headers, body, has_auth, raw)
-        self.server.fake._add_request(request)
+        self.server.owner._record(request)
         return request
 
     def _send_json(self, status: int, body: Any) -> None:
@@ -324,13 +383,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        fake = self.server.fake
-        events = _sse_events(reply, request.model or "gpt-fake", fake._next_id)
-        first = next(events)
-        self._chunk(first)
-        if reply.gate is not None:
-            while not reply.gate.wait(0.05):
-                if fake._closing.is_set():
+        owner = self.server.owner
+        events = _sse_events(reply, request.model or "gpt-fake", owner._next_id)
+        self._chunk(next(events))
+        if reply.hold is not None:
+            while not reply.hold.wait(0.05):
+                if owner._stopping.is_set():
                     self.close_connection = True
                     return
         for event in events:
@@ -339,256 +397,175 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iterator[bytes]:
-    """The SSE frames of one reply, in the order the Responses API sends them."""
-    seq = itertools.count()
-    response_id = next_id("resp")
-
-    def frame(kind: str, **payload: Any) -> bytes:
-        data = {"type": kind, "sequence_number": next(seq), **payload}
-        return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
-
-    def pieces(text: str) -> list[str]:
-        words = re.findall(r"\S+\s*|\s+", text) or [text]
-        size = max(1, reply.chunk_size)
-        return ["".join(words[i : i + size]) for i in range(0, len(words), size)] or [""]
-
-    yield frame(
-        "response.created",
-        response={"id": response_id, "object": "response", "status": "in_progress", "model": model, "output": []},
-    )
-    output: list[dict[str, Any]] = []
-    index = 0
-    if reply.reasoning is not None:
-        rid = next_id("rs")
-        yield frame(
-            "response.output_item.added", output_index=index, item={"type": "reasoning", "id": rid, "summary": []}
-        )
-        part = {"type": "summary_text", "text": ""}
-        yield frame(
-            "response.reasoning_summary_part.added", item_id=rid, output_index=index, summary_index=0, part=part
-        )
-        for piece in pieces(reply.reasoning):
-            yield frame(
-                "response.reasoning_summary_text.delta", item_id=rid, output_index=index, summary_index=0, delta=piece
-            )
-        yield frame(
-            "response.reasoning_summary_text.done",
-            item_id=rid,
-            output_index=index,
-            summary_index=0,
-            text=reply.reasoning,
-        )
-        done_part = {"type": "summary_text", "text": reply.reasoning}
-        yield frame(
-            "response.reasoning_summary_part.done", item_id=rid, output_index=index, summary_index=0, part=done_part
-        )
-        item = {"type": "reasoning", "id": rid, "summary": [done_part]}
-        yield frame("response.output_item.done", output_index=index, item=item)
-        output.append(item)
-        index += 1
-    if reply.text is not None:
-        mid = next_id("msg")
-        yield frame(
-            "response.output_item.added",
-            output_index=index,
-            item={"type": "message", "id": mid, "role": "assistant", "status": "in_progress", "content": []},
-        )
-        empty = {"type": "output_text", "text": "", "annotations": []}
-        yield frame("response.content_part.added", item_id=mid, output_index=index, content_index=0, part=empty)
-        for piece in pieces(reply.text):
-            yield frame("response.output_text.delta", item_id=mid, output_index=index, content_index=0, delta=piece)
-        if not reply.complete:
-            return
-        yield frame("response.output_text.done", item_id=mid, output_index=index, content_index=0, text=reply.text)
-        full = {"type": "output_text", "text": reply.text, "annotations": []}
-        yield frame("response.content_part.done", item_id=mid, output_index=index, content_index=0, part=full)
-        item = {"type": "message", "id": mid, "role": "assistant", "status": "completed", "content": [full]}
-        yield frame("response.output_item.done", output_index=index, item=item)
-        output.append(item)
-        index += 1
-    if reply.tool is not None:
-        spec = reply.tool
-        call_id = spec.call_id or next_id("call")
-        if spec.custom:
-            tid = next_id("ctc")
-            added = {"type": "custom_tool_call", "id": tid, "call_id": call_id, "name": spec.name, "input": ""}
-            yield frame("response.output_item.added", output_index=index, item=added)
-            yield frame("response.custom_tool_call_input.delta", item_id=tid, output_index=index, delta=spec.arguments)
-            yield frame("response.custom_tool_call_input.done", item_id=tid, output_index=index, input=spec.arguments)
-            item = {**added, "input": spec.arguments, "status": "completed"}
-        else:
-            tid = next_id("fc")
-            added = {
-                "type": "function_call",
-                "id": tid,
-                "call_id": call_id,
-                "name": spec.name,
-                "arguments": "",
-                "status": "in_progress",
-            }
-            yield frame("response.output_item.added", output_index=index, item=added)
-            yield frame("response.function_call_arguments.delta", item_id=tid, output_index=index, delta=spec.arguments)
-            yield frame(
-                "response.function_call_arguments.done", item_id=tid, output_index=index, arguments=spec.arguments
-            )
-            item = {**added, "arguments": spec.arguments, "status": "completed"}
-        yield frame("response.output_item.done", output_index=index, item=item)
-        output.append(item)
-    if not reply.complete:
-        return
-    inp, out, cached = reply.usage
-    usage = {
-        "input_tokens": inp,
-        "input_tokens_details": {"cached_tokens": cached},
-        "output_tokens": out,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": inp + out,
-    }
-    yield frame(
-        "response.completed",
-        response={
-            "id": response_id,
-            "object": "response",
-            "status": "completed",
-            "model": model,
-            "output": output,
-            "usage": usage,
-        },
-    )
-
-
-class _HTTPServer(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = True
 
-    def __init__(self, fake: FakeOpenAIServer, host: str, port: int) -> None:
-        self.fake = fake
-        super().__init__((host, port), _Handler)
+    def __init__(self, owner: FakeOpenAIServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+_Reply = Reply
 
 
 class FakeOpenAIServer:
-    """An OpenAI Responses server on 127.0.0.1 that streams scripted SSE replies and records every request.
+    """A local OpenAI Responses API for tests and offline notebooks; use it as a (sync or async) context manager.
 
-    Use it as a (sync or async) context manager, or call ``start()`` and ``close()``. Point a client at
-    ``base_url``; any API key is accepted and redacted in the recorded headers.
+    Example::
+
+        with FakeOpenAIServer() as server:
+            server.enqueue(FakeOpenAIServer.Reply.text("hi"))
+            # Codex config: model_providers.fake = {base_url = server.base_url, wire_api = "responses", ...}
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, default_text: str = "ok") -> None:
-        self.host = host
-        self.port = port
+    Reply: ClassVar[type[_Reply]] = _Reply
+
+    def __init__(self, *, default_text: str = DEFAULT_TEXT) -> None:
         self.default_text = default_text
-        self.handler: Callable[[RecordedRequest], Reply | None] | None = None
-        self._lock = threading.Lock()
-        self._replies: list[Reply] = []
+        self.responder: Callable[[RecordedRequest], _Reply | None] | None = None
+        self._script: deque[_Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[RecordedRequest]]] = []
-        self._gates: dict[str, Gate] = {}
+        self._holds: dict[str, threading.Event] = {}
         self._ids = itertools.count(1)
-        self._closing = threading.Event()
-        self._httpd: _HTTPServer | None = None
+        self._cond = threading.Condition()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
-    # lifecycle -------------------------------------------------------------------------------------------
+    # -- lifecycle -----------------------------------------------------------------------------------------
 
     def start(self) -> FakeOpenAIServer:
-        """Bind and serve in a background thread; returns self."""
-        if self._httpd is None:
-            self._closing.clear()
-            self._httpd = _HTTPServer(self, self.host, self.port)
-            self.port = int(self._httpd.server_address[1])
-            self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
+        """Listen on a free port of 127.0.0.1."""
+        if self._server is None:
+            self._stopping.clear()
+            self._server = _Server(self)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+            )
             self._thread.start()
         return self
 
-    def close(self) -> None:
-        """Stop serving, release held replies and join the server thread."""
-        httpd, self._httpd = self._httpd, None
-        if httpd is None:
+    def stop(self) -> None:
+        """Stop listening and end every open (or held) stream."""
+        server, self._server = self._server, None
+        if server is None:
             return
-        self._closing.set()
-        httpd.shutdown()
-        httpd.server_close()
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
         if self._thread is not None:
             self._thread.join(5)
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     async def __aenter__(self) -> FakeOpenAIServer:
         return self.start()
 
     async def __aexit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await asyncio.to_thread(self.close)
+        await asyncio.to_thread(self.stop)
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeOpenAIServer is not running; call start() or use it as a context manager")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The server root, ``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
-        """The Responses base URL (``.../v1``) to configure as the provider's ``base_url``."""
-        return f"http://{self.host}:{self.port}/v1"
+        """The Responses base URL (``.../v1``) to configure as a provider's ``base_url``."""
+        return f"{self.url}/v1"
 
-    # scripting -------------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        where = self.url if self._server is not None else "stopped"
+        return f"<FakeOpenAIServer {where} requests={len(self._requests)} queued={len(self._script)}>"
 
-    def queue(self, *replies: Reply) -> None:
-        """Answer the next requests with ``replies``, in order (directives apply once the queue is empty)."""
-        with self._lock:
-            self._replies.extend(replies)
+    # -- scripting -----------------------------------------------------------------------------------------
 
-    def gate(self, name: str = "") -> Gate:
-        """The named gate (created on first use) that ``[[hold NAME]]`` replies wait on."""
-        with self._lock:
-            gate = self._gates.get(name)
-            if gate is None:
-                gate = self._gates[name] = Gate(name)
-            return gate
+    def enqueue(self, *replies: _Reply) -> None:
+        """Answer the next model requests with ``replies``, in order."""
+        with self._cond:
+            self._script.extend(replies)
 
-    @property
-    def pending_replies(self) -> int:
-        with self._lock:
-            return len(self._replies)
+    def clear(self) -> None:
+        """Forget queued replies and recorded requests."""
+        with self._cond:
+            self._script.clear()
+            self._requests.clear()
 
-    def _pop_reply(self) -> Reply | None:
-        with self._lock:
-            return self._replies.pop(0) if self._replies else None
+    def hold(self, name: str = "") -> threading.Event:
+        """The named event (created on first use) that ``[[hold NAME]]`` replies wait for."""
+        with self._cond:
+            event = self._holds.get(name)
+            if event is None:
+                event = self._holds[name] = threading.Event()
+            return event
+
+    def _next_reply(self, request: RecordedRequest) -> _Reply:
+        with self._cond:
+            if self._script:
+                return self._script.popleft()
+        if self.responder is not None:
+            reply = self.responder(request)
+            if reply is not None:
+                return reply
+        return _directive_reply(request, self)
 
     def _next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):06d}"
 
-    # recording -------------------------------------------------------------------------------------------
+    # -- recording -----------------------------------------------------------------------------------------
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self._requests.append(request)
+            self._cond.notify_all()
+            models = [r for r in self._requests if r.is_model_request]
+            ready = [w for w in self._waiters if w[0] <= len(models)]
+            self._waiters = [w for w in self._waiters if w[0] > len(models)]
+        for n, loop, fut in ready:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_resolve, fut, models[n - 1])
 
     @property
     def requests(self) -> list[RecordedRequest]:
         """Every request received so far (a copy)."""
-        with self._lock:
+        with self._cond:
             return list(self._requests)
 
     @property
     def model_requests(self) -> list[RecordedRequest]:
-        """The ``POST .../responses`` requests only."""
-        return [r for r in self.requests if r.method == "POST" and r.path.rstrip("/").endswith("/responses")]
+        """The model requests (``POST .../responses``) received so far."""
+        return [r for r in self.requests if r.is_model_request]
 
-    def _add_request(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self._requests.append(request)
-            count = len(self._requests)
-            ready = [w for w in self._waiters if w[0] <= count]
-            self._waiters = [w for w in self._waiters if w[0] > count]
-            hits = {n: self._requests[n - 1] for n, _, _ in ready}
-        for n, loop, fut in ready:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(_resolve, fut, hits[n])
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[RecordedRequest]:
+        """Block until ``count`` model requests arrived; raises TimeoutError otherwise."""
+        with self._cond:
+            ok = self._cond.wait_for(lambda: sum(r.is_model_request for r in self._requests) >= count, timeout)
+            models = [r for r in self._requests if r.is_model_request]
+        if not ok:
+            raise TimeoutError(f"expected {count} model requests, got {len(models)}")
+        return models
 
-    async def wait_for_request(self, n: int = 1, timeout: float = 30.0) -> RecordedRequest:
-        """Wait until at least ``n`` requests arrived and return the ``n``-th."""
+    async def model_request(self, n: int = 1, timeout: float = 30.0) -> RecordedRequest:
+        """Wait (without blocking the event loop) for the ``n``-th model request and return it."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[RecordedRequest] = loop.create_future()
-        with self._lock:
-            if len(self._requests) >= n:
-                return self._requests[n - 1]
+        with self._cond:
+            models = [r for r in self._requests if r.is_model_request]
+            if len(models) >= n:
+                return models[n - 1]
             self._waiters.append((n, loop, fut))
         return await asyncio.wait_for(fut, timeout)
 
