@@ -211,6 +211,7 @@ class Execution:
         self.done_event: Done | None = None
         self.plan: ThreadPlan | None = None
         self.last_outcome: DriverOutcome | None = None
+        self._started = False
         self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
 
     # -- control -----------------------------------------------------------------------------------------
@@ -284,11 +285,11 @@ class Execution:
             self.plan = await self.binding.begin(self)
             self.queue.set_receipts(self.plan.receipts)
             if self.queue.starting_id and self.queue.starting_id in self.plan.receipts:
-                self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
+                self._run_started()
                 self.plan.duplicate = True
                 return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
         self._check_cancelled()
-        self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
+        self._run_started()
         outcome = await self._invoke(schema)
         self.last_outcome = outcome
         outcome = await self._continue_by_resume(outcome, schema)
@@ -297,6 +298,10 @@ class Execution:
         if schema is not None:
             self._apply_schema(schema, outcome, result)
         return result
+
+    def _run_started(self) -> None:
+        self._started = True
+        self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
 
     def _resolve_schema(self) -> ResolvedSchema | None:
         if self.call.get("schema") is None:
@@ -552,7 +557,7 @@ class Execution:
             if result is not None
             else (error.result.usage if isinstance(error, RunError) and error.result else None)
         )
-        with contextlib.suppress(RuntimeError):
+        if self._started:
             self.broker.publish_critical(
                 RunFinished(
                     run_id=self.run_id,

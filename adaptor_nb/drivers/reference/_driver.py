@@ -218,7 +218,7 @@ class _Play:
         self.structured: Any = None
         self.has_structured = False
         self._tool_n = 0
-        self._msg_n = 0
+        self._unmatched = 0  # deliveries not yet consumed by a WaitForMessage step
         caps = driver.config.messages
         self._in_run = Boundary.IN_RUN in caps.boundaries
         self._turn_end = Boundary.TURN_END in caps.boundaries
@@ -278,6 +278,7 @@ class _Play:
     def _deliver(self, m: ClaimedMessage, boundary: Boundary, mechanism: str) -> None:
         assert self.ctx.messages is not None
         self.prompts.append(m.original)
+        self._unmatched += 1
         self.ctx.messages.delivered(m, boundary=boundary, mechanism=mechanism)
 
     def _claim_in_run(self) -> None:
@@ -377,8 +378,9 @@ class _Play:
         elif isinstance(step, Gate):
             await step.pass_through()
         elif isinstance(step, WaitForMessage):
-            if ctx.messages is not None:
+            if ctx.messages is not None and self._unmatched == 0:
                 await ctx.messages.wait()
+            self._unmatched = 0
         else:
             raise TypeError(f"unknown scenario step {step!r}")
 

@@ -115,7 +115,7 @@ class Gate:
 
 @dataclass(frozen=True)
 class WaitForMessage:
-    """Wait until a supplemental message is claimable (deterministic in-run delivery in tests)."""
+    """Wait for supplemental input, unless some arrived since the last such step (deterministic tests)."""
 
 
 Step = (
