@@ -281,7 +281,7 @@ class RunState:
         if event.kind == "approval.resolved":
             self._approval_resolved(event.data)
             return
-        if event.kind not in SHOWN_NOTICES or not event.text:
+        if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:
             return
         self._new("notice", level="warn" if event.kind in WARN_NOTICES else "info", text=event.text)
 

@@ -65,6 +65,18 @@ def _expand(shell: Any, line: str) -> str:
         return line
 
 
+def _short(err: BaseException, hint: str = "") -> BaseException:
+    """Make IPython show ``err`` as one line (the view above has the details), not the pipeline's frames."""
+    lines = [f"\x1b[0;31m{type(err).__name__}\x1b[0m: {err}"]
+    if hint:
+        lines.append(hint)
+    try:
+        err._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return err
+
+
 def show(obj: Any) -> None:
     """Display ``obj`` in the cell's output."""
     import IPython.display
@@ -105,6 +117,34 @@ def is_table_schema(schema: Any) -> bool:
     return False
 
 
+def provider_schema(schema: Any) -> Any:
+    """What ``schema=`` gets: a non-model type (``list[Model]``) becomes its JSON Schema with ``$defs`` inlined.
+
+    The core wraps non-object schemas in an object; inlining keeps their local references resolvable there.
+    """
+    if isinstance(schema, dict) or (isinstance(schema, type) and hasattr(schema, "model_json_schema")):
+        return schema
+    try:
+        from pydantic import TypeAdapter
+
+        body = TypeAdapter(schema).json_schema()
+    except Exception:
+        return schema
+    defs = body.pop("$defs", {})
+
+    def inline(node: Any, depth: int = 0) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 32:
+                return inline(defs.get(ref[len("#/$defs/") :], {}), depth + 1)
+            return {k: inline(v, depth) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v, depth) for v in node]
+        return node
+
+    return inline(body)
+
+
 async def _wait(view: Any, stream: Any) -> Any:
     """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
     consumer = asyncio.ensure_future(view.consume(stream))
@@ -121,7 +161,7 @@ async def _wait(view: Any, stream: Any) -> Any:
             await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
         except BaseException:
             consumer.cancel()
-        raise KeyboardInterrupt("the %%agent run was cancelled") from None
+        raise _short(KeyboardInterrupt("the %%agent run was cancelled")) from None
     return consumer.result()
 
 
@@ -145,7 +185,7 @@ async def run_cell(line: str, body: str) -> None:
         raise _usage_error(str(exc)) from None
     call = dict(plan.call)
     if schema is not None:
-        call["schema"] = schema
+        call["schema"] = provider_schema(schema)
     from ._view import RunView
 
     stream = plan.runner.send(prompt, **call)
@@ -167,7 +207,7 @@ async def run_cell(line: str, body: str) -> None:
         session.ended(run_id, status, getattr(done, "result", None))
     if done.err is not None:
         namespace[opts.out] = getattr(done.err, "result", None)
-        raise done.err
+        raise _short(done.err, f"the partial Result is in {opts.out}") from None
     result = done.result
     if schema is None:
         namespace[opts.out] = result

@@ -28,7 +28,8 @@ def rewrite(lines: list[str]) -> list[str]:
         option_line = head[len("%%agent") :].strip()
         body = "".join(lines[start + 1 :])
         return [f"await {_RUNNER}.run_cell({option_line!r}, {body!r})\n"]
-    if not _LINE.match(first):
+    code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not code or not _LINE.match(code[0]):
         return lines
     out: list[str] = []
     for raw in lines:

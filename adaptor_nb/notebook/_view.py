@@ -53,6 +53,7 @@ class RunView(anywidget.AnyWidget):
         self._stream: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.sends = 0
+        self._changed = asyncio.Event()
         self.on_msg(self._on_custom)
         self._flush()
 
@@ -88,6 +89,16 @@ class RunView(anywidget.AnyWidget):
                 setattr(self, name, value)
             self.server_ms = now_ms()
         self.sends += 1
+        self._changed.set()
+
+    async def until(self, predicate: Callable[[RunView], Any]) -> Any:
+        """Wait (on the view's loop) until ``predicate(view)`` is truthy after an update; returns its value."""
+        while True:
+            value = predicate(self)
+            if value:
+                return value
+            self._changed.clear()
+            await self._changed.wait()
 
     async def consume(self, stream: Any) -> Done:
         """Read every event of ``stream`` into the view and return its Done."""
