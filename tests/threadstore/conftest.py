@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,19 +35,27 @@ class Worker:
             text=True,
             bufsize=1,
         )
+        # A reader thread hands over whole lines, so no report waits in a buffer a select() cannot see.
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put("")
+
     def read(self, timeout: float = READ_TIMEOUT) -> dict[str, Any]:
         """The next report; fails with the worker's stderr if none arrives in time or the worker died."""
-        assert self.proc.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
-            if not sel.select(timeout):
-                raise AssertionError(f"worker {self.pid} sent nothing for {timeout}s")
-        line = self.proc.stdout.readline()
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"worker {self.pid} sent nothing for {timeout}s") from None
         if not line:
             raise AssertionError(f"worker {self.pid} ended (rc={self.proc.wait()}): {self.stderr()}")
         report: dict[str, Any] = json.loads(line)
@@ -84,6 +93,7 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=READ_TIMEOUT)
+        self._reader.join(timeout=READ_TIMEOUT)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
