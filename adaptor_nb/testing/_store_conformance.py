@@ -86,9 +86,7 @@ async def check_acquire_returns_lease(store: Store) -> None:
 
 async def check_other_owner_is_busy(store: Store) -> None:
     await store.acquire_lease("k", "owner-a", TTL)
-    exc = await _raises(
-        ThreadBusyError, store.acquire_lease("k", "owner-b", TTL), "second owner on a held lease"
-    )
+    exc = await _raises(ThreadBusyError, store.acquire_lease("k", "owner-b", TTL), "second owner on a held lease")
     _expect(
         getattr(exc, "key", None) == "k",
         f"ThreadBusyError.key should be 'k', got {getattr(exc, 'key', None)!r}",
@@ -109,12 +107,8 @@ async def check_keys_are_verbatim(store: Store) -> None:
     for key in keys:
         record = await store.resolve(key)
         _expect(record is not None and record.key == key, f"key {key!r} was not stored verbatim: {record!r}")
-        _expect(
-            record is not None and record.last_status == key, f"key {key!r} resolved another key's record"
-        )
-    await _raises(
-        ThreadBusyError, store.acquire_lease("Review", "owner-b", TTL), "busy check on key 'Review'"
-    )
+        _expect(record is not None and record.last_status == key, f"key {key!r} resolved another key's record")
+    await _raises(ThreadBusyError, store.acquire_lease("Review", "owner-b", TTL), "busy check on key 'Review'")
 
 
 async def check_same_owner_reacquires(store: Store) -> None:
@@ -135,9 +129,7 @@ async def check_expired_lease_is_taken_over(store: Store) -> None:
     await _until_expired(old)
     new = await store.acquire_lease("k", "owner-b", TTL)
     _expect(new.owner == "owner-b" and new.token != old.token, f"takeover lease looks wrong: {new!r}")
-    await _raises(
-        ThreadLeaseLostError, store.finalize(old, FinalizeRequest()), "finalize with a taken-over lease"
-    )
+    await _raises(ThreadLeaseLostError, store.finalize(old, FinalizeRequest()), "finalize with a taken-over lease")
     await _raises(ThreadLeaseLostError, store.renew_lease(old, TTL), "renew of a taken-over lease")
     await store.release_lease(old)
     await _raises(ThreadBusyError, store.acquire_lease("k", "owner-a", TTL), "release of a stale lease")
@@ -147,9 +139,7 @@ async def check_expired_lease_is_taken_over(store: Store) -> None:
 async def check_expired_lease_cannot_write(store: Store) -> None:
     lease = await store.acquire_lease("k", "owner-a", SHORT_TTL)
     await _until_expired(lease)
-    await _raises(
-        ThreadLeaseLostError, store.finalize(lease, FinalizeRequest()), "finalize after the lease expired"
-    )
+    await _raises(ThreadLeaseLostError, store.finalize(lease, FinalizeRequest()), "finalize after the lease expired")
     await _raises(ThreadLeaseLostError, store.renew_lease(lease, TTL), "renew after the lease expired")
     _expect(await store.resolve("k") is None, "a rejected finalize must not write a record")
 
@@ -224,13 +214,9 @@ async def check_finalize_creates_record(store: Store) -> None:
     _expect(saved.key == "k", f"record key should be 'k', got {saved.key!r}")
     _expect(saved.checkpoint == cp, f"checkpoint did not round-trip: {saved.checkpoint!r} != {cp!r}")
     _expect((saved.driver, saved.fingerprint) == ("conformance", "fp-1"), "driver/fingerprint not saved")
-    _expect(
-        (saved.runs, saved.last_status, saved.last_run_id) == (1, "ok", "run-1"), f"run fields: {saved!r}"
-    )
+    _expect((saved.runs, saved.last_status, saved.last_run_id) == (1, "ok", "run-1"), f"run fields: {saved!r}")
     _expect(saved.usage == {"input_tokens": 10, "output_tokens": 4}, f"usage not saved: {saved.usage!r}")
-    _expect(
-        before - 1 <= saved.created_at <= saved.updated_at <= time.time() + 1, "created_at/updated_at wrong"
-    )
+    _expect(before - 1 <= saved.created_at <= saved.updated_at <= time.time() + 1, "created_at/updated_at wrong")
     resolved = await store.resolve("k")
     _expect(resolved == saved, f"resolve() must return what finalize() saved:\n{resolved!r}\n!=\n{saved!r}")
 
@@ -241,9 +227,7 @@ async def check_failed_run_keeps_checkpoint(store: Store) -> None:
     await store.finalize(lease, FinalizeRequest(checkpoint=cp, status="ok", run_id="r1"))
     saved = await store.finalize(lease, FinalizeRequest(checkpoint=None, status="failed", run_id="r2"))
     _expect(saved.checkpoint == cp, "a finalize without a checkpoint must keep the healthy one")
-    _expect(
-        (saved.runs, saved.last_status, saved.last_run_id) == (2, "failed", "r2"), f"run fields: {saved!r}"
-    )
+    _expect((saved.runs, saved.last_status, saved.last_run_id) == (2, "failed", "r2"), f"run fields: {saved!r}")
     _expect(await store.resolve("k") == saved, "resolve() must return what finalize() saved")
 
 
@@ -252,14 +236,10 @@ async def check_new_checkpoint_replaces_or_archives(store: Store) -> None:
     first, second, third = _checkpoint("s1"), _checkpoint("s2"), _checkpoint("s3")
     await store.finalize(lease, FinalizeRequest(checkpoint=first))
     saved = await store.finalize(lease, FinalizeRequest(checkpoint=second))
-    _expect(
-        saved.checkpoint == second and saved.archived == (), "a plain new checkpoint replaces the old one"
-    )
+    _expect(saved.checkpoint == second and saved.archived == (), "a plain new checkpoint replaces the old one")
     saved = await store.finalize(lease, FinalizeRequest(checkpoint=third, archive_previous=True))
     _expect(saved.checkpoint == third, "archive_previous must still install the new checkpoint")
-    _expect(
-        saved.archived == (second,), f"archive_previous must archive the old checkpoint: {saved.archived!r}"
-    )
+    _expect(saved.archived == (second,), f"archive_previous must archive the old checkpoint: {saved.archived!r}")
     saved = await store.finalize(lease, FinalizeRequest(archive_previous=True))
     _expect(
         saved.checkpoint == third and saved.archived == (second,),
@@ -271,9 +251,7 @@ async def check_new_checkpoint_replaces_or_archives(store: Store) -> None:
 async def check_archive_is_bounded(store: Store) -> None:
     lease = await store.acquire_lease("k", "owner-a", TTL)
     for i in range(HISTORY_LIMIT + 3):
-        saved = await store.finalize(
-            lease, FinalizeRequest(checkpoint=_checkpoint(f"s{i}"), archive_previous=True)
-        )
+        saved = await store.finalize(lease, FinalizeRequest(checkpoint=_checkpoint(f"s{i}"), archive_previous=True))
     expected = tuple(_checkpoint(f"s{i}") for i in range(2, HISTORY_LIMIT + 2))
     _expect(saved.checkpoint == _checkpoint(f"s{HISTORY_LIMIT + 2}"), "the newest checkpoint must be current")
     _expect(saved.archived == expected, f"archived checkpoints must keep the newest {HISTORY_LIMIT} in order")
@@ -285,9 +263,7 @@ async def check_require_absent(store: Store) -> None:
     saved = await store.finalize(lease, FinalizeRequest(status="failed", require_absent=True))
     _expect(saved.checkpoint is None, "a failed first fork run leaves no checkpoint")
     saved = await store.finalize(lease, FinalizeRequest(checkpoint=_checkpoint("s1"), require_absent=True))
-    _expect(
-        saved.checkpoint == _checkpoint("s1"), "require_absent on a record without a checkpoint must succeed"
-    )
+    _expect(saved.checkpoint == _checkpoint("s1"), "require_absent on a record without a checkpoint must succeed")
     exc = await _raises(
         ThreadAlreadyExistsError,
         store.finalize(lease, FinalizeRequest(checkpoint=_checkpoint("s2"), status="x", require_absent=True)),
@@ -303,9 +279,7 @@ async def check_receipts_are_merged_and_pruned(store: Store) -> None:
     stale = now - RECEIPT_TTL_SECONDS - 60
     await store.finalize(lease, FinalizeRequest(receipts={"m1": now - 10, "stale": stale}))
     saved = await store.finalize(lease, FinalizeRequest(receipts={"m2": now - 5, "m1": now - 1}))
-    _expect(
-        set(saved.receipts) == {"m1", "m2"}, f"receipts should be m1, m2 (stale pruned): {saved.receipts!r}"
-    )
+    _expect(set(saved.receipts) == {"m1", "m2"}, f"receipts should be m1, m2 (stale pruned): {saved.receipts!r}")
     _expect(saved.receipts["m1"] == now - 1, "a repeated receipt takes the newer delivery time")
     _expect(await store.resolve("k") == saved, "resolve() must return what finalize() saved")
 
@@ -318,14 +292,10 @@ async def check_receipts_are_bounded(store: Store) -> None:
     await store.finalize(lease, FinalizeRequest(receipts=older))
     saved = await store.finalize(lease, FinalizeRequest(receipts=newer))
     expected = dict(sorted({**older, **newer}.items(), key=lambda kv: kv[1])[-RECEIPT_LIMIT:])
-    _expect(
-        len(saved.receipts) == RECEIPT_LIMIT, f"at most {RECEIPT_LIMIT} receipts, got {len(saved.receipts)}"
-    )
+    _expect(len(saved.receipts) == RECEIPT_LIMIT, f"at most {RECEIPT_LIMIT} receipts, got {len(saved.receipts)}")
     _expect(saved.receipts == expected, f"the newest {RECEIPT_LIMIT} receipts must survive")
     resolved = await store.resolve("k")
-    _expect(
-        resolved is not None and resolved.receipts == expected, "resolved receipts differ from saved ones"
-    )
+    _expect(resolved is not None and resolved.receipts == expected, "resolved receipts differ from saved ones")
 
 
 async def check_history_is_bounded_and_ordered(store: Store) -> None:
@@ -346,16 +316,12 @@ async def check_history_is_bounded_and_ordered(store: Store) -> None:
 async def check_usage_and_run_counts(store: Store) -> None:
     lease = await store.acquire_lease("k", "owner-a", TTL)
     await store.finalize(lease, FinalizeRequest(usage={"input_tokens": 3}))
-    await store.finalize(
-        lease, FinalizeRequest(usage={"input_tokens": 4, "output_tokens": 1}, count_run=False)
-    )
+    await store.finalize(lease, FinalizeRequest(usage={"input_tokens": 4, "output_tokens": 1}, count_run=False))
     saved = await store.finalize(lease, FinalizeRequest(status="s", run_id="r"))
     _expect(saved.usage == {"input_tokens": 7, "output_tokens": 1}, f"usage must add up: {saved.usage!r}")
     _expect(saved.runs == 2, f"count_run=False must not count a run: runs={saved.runs}")
     kept = await store.finalize(lease, FinalizeRequest(count_run=False))
-    _expect(
-        (kept.last_status, kept.last_run_id) == ("s", "r"), "empty status/run_id must keep the previous ones"
-    )
+    _expect((kept.last_status, kept.last_run_id) == ("s", "r"), "empty status/run_id must keep the previous ones")
 
 
 async def check_concurrent_finalizes_lose_nothing(store: Store) -> None:
@@ -377,9 +343,7 @@ async def check_concurrent_finalizes_lose_nothing(store: Store) -> None:
 
 async def check_records_are_detached(store: Store) -> None:
     lease = await store.acquire_lease("k", "owner-a", TTL)
-    saved = await store.finalize(
-        lease, FinalizeRequest(receipts={"m1": time.time()}, usage={"input_tokens": 1})
-    )
+    saved = await store.finalize(lease, FinalizeRequest(receipts={"m1": time.time()}, usage={"input_tokens": 1}))
     resolved = await store.resolve("k")
     assert resolved is not None
     for record in (saved, resolved):
@@ -440,9 +404,7 @@ async def _close(store: object) -> None:
             return
 
 
-async def run_store_conformance(
-    factory: Callable[[], Any], *, checks: Iterable[str] | None = None
-) -> list[str]:
+async def run_store_conformance(factory: Callable[[], Any], *, checks: Iterable[str] | None = None) -> list[str]:
     """Run the store contract checks, each on a fresh empty store; returns the names that passed.
 
     ``factory`` returns a Store (or an awaitable of one); a store with ``aclose()``/``close()`` is closed

@@ -132,9 +132,7 @@ class SQLiteStore:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
@@ -306,9 +304,7 @@ def _validate(conn: sqlite3.Connection, lease: Lease, now: float) -> None:
         why = f"it expired {now - row[2]:.1f}s ago"
     else:
         return
-    raise ThreadLeaseLostError(
-        f"lease on thread {lease.key!r} held by {lease.owner!r} was lost: {why}", key=lease.key
-    )
+    raise ThreadLeaseLostError(f"lease on thread {lease.key!r} held by {lease.owner!r} was lost: {why}", key=lease.key)
 
 
 def _renew(conn: sqlite3.Connection, lease: Lease, ttl: float) -> Lease:
@@ -355,9 +351,7 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
 
 # --- record rows ------------------------------------------------------------------------------------------
 
-_THREAD_COLUMNS = (
-    "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
-)
+_THREAD_COLUMNS = "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
