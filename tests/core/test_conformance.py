@@ -1,4 +1,4 @@
-"""The driver conformance suite: passes on the reference driver, adapts to fewer capabilities, catches broken drivers."""
+"""The driver conformance suite passes on the reference driver, adapts to fewer capabilities, catches broken ones."""
 
 from __future__ import annotations
 
@@ -249,16 +249,33 @@ def prompt_for(case: ConformanceCase, index: int) -> str:
 async def turn_by_resume(case: ConformanceCase) -> AsyncIterator[TurnByResumeDriver]:
     model = FakeModel(case)
     yield TurnByResumeDriver(model)
-    assert all(_RUN.match(p) or "Conformance" in p for p in model.requests), model.requests
+    assert all(_RUN.match(p) or "conformance" in p.lower() for p in model.requests), model.requests
+
+
+RESUME_MESSAGE_CHECKS = ["messages_soon", "messages_after_turn", "message_lifecycle"]
 
 
 async def test_a_driver_with_its_own_fake_model_runs_through_the_hooks() -> None:
-    report = await conformance(turn_by_resume, prompt_for=prompt_for)
+    report = await conformance(
+        turn_by_resume, prompt_for=prompt_for, checks=[c for c in CHECKS if c not in RESUME_MESSAGE_CHECKS]
+    )
+    assert report.ok, str(report)
     v = verdicts(report)
-    assert v["messages_interrupt"] == "pass" and v["approval_question"] == "skip"
+    assert v["approval_plan_review"] == "skip" and v["approval_question"] == "skip"
+    assert v["checkpoints"] == "pass" and v["cancellation"] == "pass"
+    assert reason(report, "messages_interrupt") == "not declared: rejected with MessageUnsupportedError"
     assert reason(report, "structured_output") == "prompted value validated"
-    assert "0 undeclared" not in reason(report, "policy_rejected")
-    assert [r.name for r in report.failed if r.name not in ("messages_soon", "messages_after_turn", "message_lifecycle")] == []
+    assert reason(report, "policy_accepted") == "accepted approvals.permission=ASK, approvals.question=AUTO_DENY"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core: with ContinueMode.RESUME a message is marked delivered after the resumed turn ended, so it names "
+    "one turn past the last and no TurnEnd.message_ids lists it",
+)
+async def test_core_continuation_by_resume_numbers_messages_in_the_turn_they_started() -> None:
+    report = await conformance(turn_by_resume, prompt_for=prompt_for, checks=RESUME_MESSAGE_CHECKS)
+    assert report.ok, str(report)
 
 
 # --- broken drivers are caught ------------------------------------------------------------------------------
@@ -284,7 +301,8 @@ class LiesAboutMessages(reference.Driver):
         super().__init__(messages=MessageCapabilities())
 
     def descriptor(self) -> Descriptor:
-        return replace(super().descriptor(), messages=reference._driver.DEFAULT_MESSAGES)
+        every = replace(NO_INTERRUPT, interrupt=True)
+        return replace(super().descriptor(), messages=every)
 
 
 async def test_a_driver_that_never_delivers_declared_messages_fails() -> None:
@@ -368,7 +386,6 @@ class IgnoresCancellation(reference.Driver):
 async def test_a_driver_that_ignores_cancellation_fails() -> None:
     report = await conformance(IgnoresCancellation, checks=["cancellation"])
     assert verdicts(report) == {"cancellation": "fail"}
-    assert "RunCancelled" in reason(report, "cancellation")
 
 
 class NeverAnswers(reference.Driver):
