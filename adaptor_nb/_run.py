@@ -446,14 +446,10 @@ class Execution:
                 from .driver._spi import Checkpoint
 
                 ckpt = Checkpoint(session_id=outcome.session_id, driver=self.desc.name, fingerprint="")
-            try:
-                nxt = await self._run_driver(self._invocation(schema, prompt, resume=ckpt, fork=False))
-            except BaseException:
-                for m in claimed:
-                    self.queue.failed(m, MessageFailure.RUN_FAILED)
-                raise
+            # The resumed invocation is the delivery: the input starts the next turn.
             for m in claimed:
                 self.queue.delivered(m, boundary=Boundary.TURN_END, mechanism="resume")
+            nxt = await self._run_driver(self._invocation(schema, prompt, resume=ckpt, fork=False))
             outcome = nxt
         return outcome
 

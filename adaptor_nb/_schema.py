@@ -25,12 +25,18 @@ class ResolvedSchema:
     def provider_schema(self) -> dict[str, Any]:
         if not self.wrapped:
             return self.schema
-        return {
+        inner = dict(self.schema)
+        wrapper: dict[str, Any] = {
             "type": "object",
-            "properties": {WRAP_KEY: self.schema},
+            "properties": {WRAP_KEY: inner},
             "required": [WRAP_KEY],
             "additionalProperties": False,
         }
+        # References like "#/$defs/X" point at the document root, so the definitions move to the wrapper.
+        for key in ("$defs", "definitions"):
+            if key in inner:
+                wrapper[key] = inner.pop(key)
+        return wrapper
 
     def unwrap(self, value: Any) -> Any:
         if self.wrapped and isinstance(value, dict) and WRAP_KEY in value:
