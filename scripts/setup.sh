@@ -8,7 +8,9 @@ ROOT=$(pwd)
 CLAUDE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
 
-if [ "${ADAPTOR_NB_SKIP_APT:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+MINIMAL=${ADAPTOR_NB_SETUP_MINIMAL:-0}  # 1: only the Python package (enough for the demo notebook)
+
+if [ "$MINIMAL" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing Debian chromium"
     apt-get update -qq
@@ -23,8 +25,18 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-echo "== installing adaptor_nb with extras"
-.venv/bin/python -m pip install -q -e ".[pandas,test]"
+if [ "$MINIMAL" = 1 ]; then
+  echo "== installing adaptor_nb with the demo extras"
+  .venv/bin/python -m pip install -q -e ".[demo]"
+else
+  echo "== installing adaptor_nb with all extras"
+  .venv/bin/python -m pip install -q -e ".[pandas,demo,test]"
+fi
+
+if [ "$MINIMAL" = 1 ]; then
+  echo "== setup done (python only)"
+  exit 0
+fi
 
 mkdir -p .cache/npm
 if [ ! -x .cache/npm/node_modules/.bin/claude ] || [ ! -x .cache/npm/node_modules/.bin/codex ] \
