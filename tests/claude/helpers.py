@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from adaptor_nb import Event, Result, RunError
+from adaptor_nb import AdaptorError, Event, Result
 
 E = TypeVar("E", bound=Event)
 
@@ -14,7 +14,7 @@ async def drain(stream: Any) -> tuple[list[Event], Result | None, BaseException 
     events = [ev async for ev in stream.events()]
     try:
         return events, await stream.result(), None
-    except RunError as exc:
+    except AdaptorError as exc:
         return events, None, exc
 
 

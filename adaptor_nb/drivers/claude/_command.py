@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from ..._enums import FeatureLevel, SandboxLevel
 from ..._errors import ConfigError
@@ -36,6 +37,36 @@ class Launch:
         if fork:
             extra.append("--fork-session")
         return [*self.argv, *extra]
+
+
+def cli_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every nested ``$defs`` moved to the root, where ``#/$defs/...`` references point.
+
+    The CLI silently drops its StructuredOutput tool when a reference does not resolve (for example a wrapped
+    ``list[Model]`` schema whose definitions sit under ``properties.items``).
+    """
+    found: dict[str, Any] = {}
+
+    def strip(node: Any, root: bool) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for k, v in node.items():
+                if k == "$defs" and not root and isinstance(v, dict):
+                    found.update(v)
+                    continue
+                out[k] = strip(v, False)
+            return out
+        if isinstance(node, list):
+            return [strip(v, False) for v in node]
+        return node
+
+    result: dict[str, Any] = strip(schema, True)
+    if found:
+        defs = dict(result.get("$defs") or {})
+        for name, body in found.items():
+            defs.setdefault(name, body)
+        result["$defs"] = defs
+    return result
 
 
 def instructions_for(config: Config, inv: Invocation) -> str:
@@ -78,7 +109,8 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     if instructions:
         argv += ["--append-system-prompt", instructions]
     if inv.output_schema is not None:
-        argv += ["--json-schema", json.dumps(inv.output_schema.schema, separators=(",", ":"), sort_keys=True)]
+        schema = cli_schema(inv.output_schema.schema)
+        argv += ["--json-schema", json.dumps(schema, separators=(",", ":"), sort_keys=True)]
     disallowed = list(config.disallowed_tools)
     policy = inv.policy
     if policy.sandbox is SandboxLevel.READ_ONLY:

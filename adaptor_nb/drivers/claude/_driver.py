@@ -175,21 +175,21 @@ class Driver:
     async def _acquire(
         self, slot: ProcessSlot | None, launch: Launch, inv: Invocation, grace: float
     ) -> tuple[ClaudeProcess, str | None]:
-        """Reuse the Thread's idle process when compatible; otherwise start one (resuming the right session).
+        """Reuse the Thread's idle process when it is compatible and holds the session the core asks to continue;
+        otherwise start one that resumes (or forks) the invocation's checkpoint, or a fresh session.
 
         Returns the process and, for a new process, the session id it resumes ("" for a fresh session).
         """
-        carry = ""
+        wanted = inv.resume.session_id if inv.resume is not None else ""
         if slot is not None and isinstance(slot.value, ClaudeProcess):
             old: ClaudeProcess = slot.value
-            if old.reusable(launch.fingerprint) and await old.settled(grace + 1.0):
+            same_session = bool(wanted) and not inv.fork and old.session_id == wanted
+            if same_session and old.reusable(launch.fingerprint) and await old.settled(grace + 1.0):
                 return old, None
-            if old.alive and not old.busy and old.session_id:
-                carry = old.session_id  # a config change: continue the same conversation in a new process
             slot.detach()
             await _shielded_close(old, grace)
-        sid = carry or (inv.resume.session_id if inv.resume is not None else "")
-        fork = bool(inv.fork and inv.resume is not None and not carry)
+        sid = wanted
+        fork = bool(inv.fork and wanted)
         argv = launch.with_resume(sid, fork=fork)
         try:
             proc = await ClaudeProcess.spawn(argv, cwd=launch.cwd, env=launch.env, fingerprint=launch.fingerprint)
