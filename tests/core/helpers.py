@@ -16,7 +16,7 @@ async def outcome(stream: Stream) -> tuple[Any, BaseException | None]:
     """(result, error) the way Done reports it."""
     try:
         return await stream.result(), None
-    except BaseException as exc:  # noqa: BLE001 - the tests inspect it
+    except BaseException as exc:
         return None, exc
 
 

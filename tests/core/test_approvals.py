@@ -33,7 +33,9 @@ from adaptor_nb.drivers import reference as ref
 
 from .helpers import collect, of_type
 
-TOOL = ref.Scenario(ref.Turn(ref.ToolUse("Bash", {"command": "rm -rf build"}, {"ok": True}, approval=ApprovalKind.PERMISSION), "after"))
+TOOL = ref.Scenario(
+    ref.Turn(ref.ToolUse("Bash", {"command": "rm -rf build"}, {"ok": True}, approval=ApprovalKind.PERMISSION), "after")
+)
 
 
 def ask_policy(**kw) -> Policy:  # type: ignore[no-untyped-def]
@@ -216,7 +218,9 @@ async def test_approve_all_and_deny_all() -> None:
 
 async def test_questions_are_auto_denied_by_default_and_answered_when_asked() -> None:
     q = ref.Scenario(ref.Turn(ref.Ask("Pick a colour", ("red", "blue")), "ok"))
-    events = await collect(Agent(ref.Driver(scenario=q)).send("go", policy=ask_policy(on_reject=FallbackAction.CONTINUE)))
+    events = await collect(
+        Agent(ref.Driver(scenario=q)).send("go", policy=ask_policy(on_reject=FallbackAction.CONTINUE))
+    )
     assert not of_type(events, ApprovalRequest)
     assert of_type(events, ToolResult)[0].is_error
 
@@ -234,9 +238,7 @@ async def test_questions_are_auto_denied_by_default_and_answered_when_asked() ->
 
 async def test_plan_review_auto_approve() -> None:
     sc = ref.Scenario(ref.Turn(ref.PlanReview("1. read 2. write"), "planned"))
-    result = await Agent(ref.Driver(scenario=sc)).send(
-        "go", policy=ask_policy(plan_review=ApprovalMode.AUTO_APPROVE)
-    )
+    result = await Agent(ref.Driver(scenario=sc)).send("go", policy=ask_policy(plan_review=ApprovalMode.AUTO_APPROVE))
     assert result.text == "planned"
 
 
@@ -258,7 +260,7 @@ async def test_answer_from_another_thread() -> None:
         try:
             req.approve()
             req.approve()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     t = threading.Thread(target=click)

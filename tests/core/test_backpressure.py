@@ -5,24 +5,11 @@ from adaptor_nb.drivers import reference as ref
 
 from .helpers import collect, of_type
 
-MANY = ref.Scenario(ref.Turn(ref.Text("x" * 400, chunk=1), ref.ToolUse("Bash", {"cmd": "ls"}, {"out": "ok"})))
-
-
-async def _slow_consume(stream, gate_after: int, release: asyncio.Event):  # type: ignore[no-untyped-def]
-    out = []
-    async for ev in stream.events():
-        out.append(ev)
-        if len(out) == gate_after:
-            await release.wait()
-    return out
-
 
 async def test_full_buffer_drops_only_content_deltas_and_reports_them() -> None:
-    agent = Agent(ref.Driver(scenario=MANY), event_buffer=10)
     gate = ref.Gate()
-    agent_gated = Agent(ref.Driver(scenario=ref.Scenario(ref.Turn(ref.Text("x" * 400, chunk=1), gate, ref.ToolUse("Bash", {"cmd": "ls"}, {"out": "ok"})))), event_buffer=10)
-    del agent
-    stream = agent_gated.send("hi")
+    steps = (ref.Text("x" * 400, chunk=1), gate, ref.ToolUse("Bash", {"cmd": "ls"}, {"out": "ok"}))
+    stream = Agent(ref.Driver(scenario=ref.Scenario(ref.Turn(*steps))), event_buffer=10).send("hi")
     it = stream.events()
     first = await it.__anext__()  # subscribed; now stop consuming until the driver reaches the gate
     await gate.reached.wait()

@@ -226,7 +226,7 @@ async def test_turn_limit_fails_pending_messages_and_warns_first() -> None:
 
 
 async def test_cancellation_fails_pending_input_with_cancelled() -> None:
-    gate, driver = gated()
+    gate = ref.Gate()
     caps = MessageCapabilities(boundaries=frozenset({Boundary.TURN_END}), continue_mode=ContinueMode.IN_RUN)
     driver = ref.Driver(scenario=ref.Scenario(ref.Turn("w", gate)), messages=caps)
     stream = Agent(driver).send("t")
@@ -255,7 +255,7 @@ async def test_failed_run_fails_pending_input_with_run_failed() -> None:
 
 
 async def test_oversized_message_is_rejected_with_its_text() -> None:
-    gate, driver = gated()
+    _, driver = gated()
     stream = Agent(driver).send("t")
     with pytest.raises(MessageError, match="limit") as info:
         await stream.send("x" * 70_000)
@@ -311,7 +311,7 @@ async def _interleaving(plan, cancel_at, fail, seed) -> None:  # type: ignore[no
             assert exc.text == text
     try:
         result = await stream.result()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         result = exc.result  # type: ignore[attr-defined]
     outcomes = {m.id: m for m in result.messages()}
     assert set(outcomes) == set(admitted)
