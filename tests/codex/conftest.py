@@ -27,12 +27,9 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 
 def _find_codex() -> str | None:
-    try:
-        from adaptor_nb.testing import find_cli
+    from adaptor_nb.testing import find_cli
 
-        found = find_cli("codex")
-    except (ImportError, AttributeError):
-        found = None
+    found: str | None = find_cli("codex")
     return found
 
 
@@ -169,9 +166,7 @@ DriverFactory = Callable[..., Driver]
 
 
 @pytest.fixture
-def make_driver(
-    codex_bin: str, codex_home: Path, tmp_path: Path, tripwire: NetworkTripwire
-) -> DriverFactory:
+def make_driver(codex_bin: str, codex_home: Path, tmp_path: Path, tripwire: NetworkTripwire) -> DriverFactory:
     """Builds a Driver on the real CLI with an isolated CODEX_HOME and HOME; keyword arguments override Config."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)

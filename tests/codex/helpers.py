@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psutil
 
-from adaptor_nb import Agent, ProcessInfo, ProcessKind, Result, RunError, Stream
+from adaptor_nb import AdaptorError, Agent, ProcessInfo, ProcessKind, Result, Stream
 from adaptor_nb._events import Event
 
 E = TypeVar("E", bound=Event)
@@ -17,7 +19,7 @@ async def run_all(stream: Stream) -> tuple[list[Event], Result | None, BaseExcep
     events = [ev async for ev in stream.events()]
     try:
         return events, await stream.result(), None
-    except RunError as exc:
+    except AdaptorError as exc:
         return events, None, exc
 
 
@@ -31,7 +33,7 @@ def spawned_pids(events: list[Event]) -> list[int]:
 
 def alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
 
@@ -47,3 +49,43 @@ def summary(events: list[Event]) -> list[str]:
         phase: Any = getattr(e, "phase", None)
         out.append(type(e).__name__ + (f".{phase.name}" if phase is not None else ""))
     return out
+
+
+class Watcher:
+    """Consumes a stream's events in the background so a test can wait for a particular one."""
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+        self.events: list[Event] = []
+        self._changed = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._consume())
+
+    async def _consume(self) -> None:
+        async for ev in self.stream.events():
+            self.events.append(ev)
+            self._changed.set()
+        self._changed.set()
+
+    async def wait_for(self, predicate: Callable[[Event], bool], timeout: float = 30.0) -> Event:
+        """The first event (seen so far or arriving later) that matches ``predicate``."""
+
+        async def scan() -> Event:
+            seen = 0
+            while True:
+                for ev in self.events[seen:]:
+                    if predicate(ev):
+                        return ev
+                seen = len(self.events)
+                if self._task.done():
+                    raise AssertionError(f"the stream ended without a matching event: {summary(self.events)}")
+                self._changed.clear()
+                await self._changed.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
+
+    async def finish(self) -> tuple[list[Event], Result | None, BaseException | None]:
+        await self._task
+        try:
+            return self.events, await self.stream.result(), None
+        except AdaptorError as exc:
+            return self.events, None, exc

@@ -34,9 +34,7 @@ PATCH = Reply.apply_patch("*** Begin Patch\n*** Add File: patched.txt\n+patched\
 
 
 def read_only(permission: ApprovalMode, on_reject: FallbackAction = FallbackAction.INHERIT) -> Policy:
-    return Policy(
-        sandbox=SandboxLevel.READ_ONLY, approvals=ApprovalPolicy(permission=permission, on_reject=on_reject)
-    )
+    return Policy(sandbox=SandboxLevel.READ_ONLY, approvals=ApprovalPolicy(permission=permission, on_reject=on_reject))
 
 
 class Recorder:
@@ -100,7 +98,7 @@ async def test_deny_with_interrupt_cancels_the_turn_and_fails_the_run(
     policy = read_only(ApprovalMode.ASK, FallbackAction.CONTINUE)
     handler = Recorder("deny", interrupt=True)
     async with Agent(make_driver(), workspace=str(workspace), policy=policy, on_approval=handler) as agent:
-        _, result, error = await run_all(agent.send("make a file"))
+        _, _result, error = await run_all(agent.send("make a file"))
     assert isinstance(error, ApprovalDenied)
     assert "cancel" in error.message
     assert not (workspace / "made.txt").exists()

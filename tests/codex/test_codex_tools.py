@@ -46,7 +46,7 @@ async def test_a_failing_command_streams_output_and_reports_its_exit_code(
 ) -> None:
     fake.enqueue(Reply.exec_command("echo one; sleep 0.3; echo two; exit 3"))
     async with Agent(make_driver(), workspace=str(workspace), policy=UNRESTRICTED) as agent:
-        events, result, _ = await run_all(agent.send("run it"))
+        events, _result, _ = await run_all(agent.send("run it"))
     (done,) = of(events, ToolResult)
     assert done.is_error
     assert done.result["exit_code"] == 3
@@ -62,7 +62,7 @@ async def test_a_patch_becomes_a_file_change_with_its_diff(
     fake.enqueue(Reply.apply_patch("*** Begin Patch\n*** Add File: notes.txt\n+written by codex\n*** End Patch\n"))
     policy = Policy(sandbox=SandboxLevel.WORKSPACE_WRITE)
     async with Agent(make_driver(model=CATALOG_MODEL), workspace=str(workspace), policy=policy) as agent:
-        events, result, error = await run_all(agent.send("write notes"))
+        events, _result, error = await run_all(agent.send("write notes"))
     assert error is None
     assert (workspace / "notes.txt").read_text() == "written by codex\n"
     start = next(c for c in of(events, ToolCall) if c.phase is Phase.START)
@@ -77,9 +77,7 @@ async def test_a_patch_becomes_a_file_change_with_its_diff(
     assert diffs and "+written by codex" in diffs[-1].data["diff"]
 
 
-async def test_plan_updates_become_notices(
-    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
-) -> None:
+async def test_plan_updates_become_notices(make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path) -> None:
     plan = {"plan": [{"step": "read", "status": "completed"}, {"step": "write", "status": "in_progress"}],
             "explanation": "two steps"}  # fmt: skip
     fake.enqueue(Reply.function_call("update_plan", plan))

@@ -21,7 +21,9 @@ def server() -> Iterator[FakeOpenAIServer]:
         yield s
 
 
-def post(server: FakeOpenAIServer, body: dict[str, Any], path: str = "/v1/responses") -> tuple[int, list[dict[str, Any]]]:
+def post(
+    server: FakeOpenAIServer, body: dict[str, Any], path: str = "/v1/responses"
+) -> tuple[int, list[dict[str, Any]]]:
     """POST ``body`` and return the status and the parsed SSE events (or the JSON body as one event)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json", "Authorization": "Bearer sk-x"})

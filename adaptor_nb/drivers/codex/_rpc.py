@@ -98,6 +98,7 @@ class RpcClient:
         self.inbound: asyncio.Queue[Inbound] = asyncio.Queue()
         self.retry_delays = tuple(retry_delays)
         self.closed = False
+        self.eof = False
         self._on_stdout = on_stdout
         self._pending: dict[int, tuple[str, asyncio.Future[Any]]] = {}
         self._next_id = 0
@@ -131,7 +132,11 @@ class RpcClient:
         if params is not None:
             message["params"] = params
         try:
-            await self._write(message)
+            try:
+                await self.proc.write_json(message)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                self._pending.pop(rid, None)
+                raise await self._closed_error() from exc
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
@@ -157,13 +162,22 @@ class RpcClient:
         try:
             await self.proc.write_json(message)
         except (BrokenPipeError, ConnectionResetError) as exc:
-            raise self._close_error or ServerClosedError(self.proc.returncode, self.proc.stderr_tail()) from exc
+            raise await self._closed_error() from exc
+
+    async def _closed_error(self) -> ServerClosedError:
+        """The error describing the exit, once the process has gone (bounded wait)."""
+        reader = self._reader
+        if self._close_error is None and reader is not None and not reader.done():
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(reader), 3.0)
+        return self._close_error or ServerClosedError(self.proc.returncode, self.proc.stderr_tail())
 
     async def _read_loop(self) -> None:
         async for line in self.proc.lines():
             if self._on_stdout is not None:
                 self._on_stdout(line)
             self._dispatch(line)
+        self.eof = True
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.proc.wait(), 2.0)
         await self.proc.wait_stderr(0.5)
