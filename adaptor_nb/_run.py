@@ -301,6 +301,9 @@ class Execution:
 
     def _run_started(self) -> None:
         self._started = True
+        if self.queue.starting_id:
+            # The starting prompt is handed to the provider from here on: keep its id as a receipt.
+            self.queue.new_receipts[self.queue.starting_id] = time.time()
         self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
 
     def _resolve_schema(self) -> ResolvedSchema | None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ._run import Execution
     from ._stream import Stream
 
-LEASE_TTL = 60.0
+LEASE_TTL = 60.0  # default; a store may set ``lease_ttl`` (seconds) to change it
 RECOVERY_BUDGET = 8 * 1024
 RECOVERY_TURNS = 3
 HISTORY_TEXT_LIMIT = 4096
@@ -142,6 +142,11 @@ class ThreadBinding:
         self._forked = False
 
     @property
+    def lease_ttl(self) -> float:
+        ttl = getattr(self.agent.store, "lease_ttl", None)
+        return float(ttl) if isinstance(ttl, int | float) and ttl > 0 else LEASE_TTL
+
+    @property
     def codec(self) -> SessionCodec:
         codec = getattr(self.agent.driver, "session_codec", None)
         return codec if isinstance(codec, SessionCodec) else IdentityCodec()
@@ -158,7 +163,7 @@ class ThreadBinding:
         st.active = ex
         store = self.agent.store
         try:
-            lease = await store.acquire_lease(self.key, self.agent.owner_id, LEASE_TTL)
+            lease = await store.acquire_lease(self.key, self.agent.owner_id, self.lease_ttl)
         except BaseException:
             st.active = None
             raise
@@ -229,13 +234,17 @@ class ThreadBinding:
         return not self._forked
 
     def _lease_renewal(self, plan: ThreadPlan) -> ThreadPlan:
+        ttl = self.lease_ttl
+
         async def renew() -> None:
             while True:
-                await asyncio.sleep(LEASE_TTL / 3)
+                await asyncio.sleep(ttl / 3)
                 try:
-                    plan.lease = await self.agent.store.renew_lease(plan.lease, LEASE_TTL)
-                except Exception:
+                    plan.lease = await self.agent.store.renew_lease(plan.lease, ttl)
+                except ThreadLeaseLostError:
                     return
+                except Exception:  # a transient store error (a locked file): try again next period
+                    continue
 
         plan.renew_task = asyncio.get_running_loop().create_task(renew())
         return plan
@@ -316,6 +325,8 @@ class ThreadBinding:
                     else {}
                 ),
             )
+            if st.pending_request is not None:
+                req = _merge_requests(st.pending_request, req)
             await self._persist(ex, plan, req)
             if plan.fork and error is None:
                 self._forked = True
@@ -358,7 +369,18 @@ class ThreadBinding:
                 st.pending_checkpoint = None
                 st.pending_request = None
                 return
-            except (ThreadAlreadyExistsError, ThreadLeaseLostError) as exc:
+            except ThreadLeaseLostError as exc:
+                # Another owner took over: what we hold may be older than what it saved, so drop it.
+                st.pending_checkpoint = None
+                st.pending_request = None
+                self._notice(
+                    ex,
+                    NoticeKind.THREAD_PERSISTENCE.value,
+                    f"thread {self.key!r} was not saved: the lease was lost to another owner",
+                    {"error": f"{type(exc).__name__}: {exc}", "retained_in_process": False, "final": True},
+                )
+                return
+            except ThreadAlreadyExistsError as exc:
                 last = exc
                 break
             except Exception as exc:
@@ -384,6 +406,24 @@ class ThreadBinding:
         )
         if isinstance(last, ThreadAlreadyExistsError):
             raise last
+
+
+def _merge_requests(old: FinalizeRequest, new: FinalizeRequest) -> FinalizeRequest:
+    """Fold an unsaved earlier request into the next one so receipts, history and usage are not lost."""
+    from dataclasses import replace
+
+    usage = dict(old.usage)
+    for k, v in new.usage.items():
+        usage[k] = usage.get(k, 0) + v
+    return replace(
+        new,
+        checkpoint=new.checkpoint or old.checkpoint,
+        archive_previous=new.archive_previous or old.archive_previous,
+        receipts={**old.receipts, **new.receipts},
+        history=(*old.history, *new.history),
+        usage=usage,
+        runs=old.runs + new.runs,
+    )
 
 
 class Thread:

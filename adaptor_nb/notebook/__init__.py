@@ -24,7 +24,7 @@ def __getattr__(name: str) -> Any:
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics, the input transformer that makes ``%%agent`` cells wait, and the Result reprs."""
     from . import _magics, _reprs
-    from ._runner import kernel_problem
+    from ._kernel import kernel_problem
     from ._transform import rewrite
 
     _magics.register(ipython)

@@ -17,47 +17,6 @@ class OptionError(ValueError):
     """A magic option line could not be used; the message names the option."""
 
 
-CELL_HELP = """\
-%%agent [options]
-<prompt>
-
-Send the cell body as a prompt to a coding agent and show the run live. The cell blocks until the run ends
-(Kernel > Interrupt cancels it); widget clicks (approvals, messages) keep working meanwhile.
-
-Options:
-  --thread KEY          continue (or start) the named thread KEY; without it the cell is a one-off send
-  --agent NAME          use the adaptor_nb.Agent object bound to NAME in the notebook
-  --driver NAME         use a built-in driver: claude, codex, cursor, codebuddy or reference
-  --model M             model for this run
-  --schema NAME         structured output: a pydantic model, a type such as list[Model], or a JSON-Schema dict
-                        (a name or expression from the notebook namespace)
-  --out VAR             where the outcome goes (default _agent): the Result, or with --schema the validated
-                        value (a DataFrame for a list-of-model schema; the Result is then in VAR_result)
-  --approvals MODE      ask (cards in the view; the default), auto (approve) or deny
-  --timeout S           cancel the run after S seconds
-  --spawn               force a fresh provider process for this run
-  --instructions TEXT   extra instructions for this run
-  --quiet               show no view (the outcome still goes to --out; failures still raise)
-
-The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
-defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
-as in any IPython magic.
-
-Line magic: %agent use DRIVER [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-            %agent threads | %agent status | %agent cancel | %agent help
-"""
-
-LINE_HELP = """\
-%agent use DRIVER [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-    Make DRIVER (claude, codex, cursor, codebuddy, reference, or default for the automatic choice) the
-    notebook default for %%agent cells.
-%agent threads   a table of this notebook's threads: key, driver, status, last run, usage
-%agent status    the default driver and the runs in progress
-%agent cancel    cancel every run in progress
-%agent help      this help and the %%agent options
-"""
-
-
 @dataclass(frozen=True)
 class CellOptions:
     """The parsed option line of an ``%%agent`` cell."""

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._args import CELL_HELP, LINE_HELP, OptionError, split_line
+from ._help import CELL_HELP, LINE_HELP
 
 
 def agent_magic(line: str, cell: str | None = None) -> None:
     """Placeholder docstring; replaced with the full help below."""
     from IPython.core.error import UsageError
 
-    from ._runner import _shell, kernel_problem, line_command, session_of
+    from ._args import OptionError, split_line
+    from ._kernel import kernel_problem
+    from ._runner import _shell, line_command, session_of
 
     shell = _shell()
     if cell is not None:

@@ -105,6 +105,7 @@ class RunState:
         self._index: dict[str, dict[str, Any]] = {}
         self._chunks: dict[str, list[str]] = {}
         self._joined: dict[str, str] = {}
+        self._synced: dict[str, int] = {}
         self.messages: list[dict[str, Any]] = []
         self._messages: dict[str, dict[str, Any]] = {}
         self.footer: dict[str, Any] = {}
@@ -155,6 +156,7 @@ class RunState:
         streamed = self.live_text(item_id)
         self._chunks.pop(item_id, None)
         self._joined.pop(item_id, None)
+        self._synced.pop(item_id, None)
         value = text if text is not None else streamed
         if item["kind"] == "tool":
             value, cut = _clip(value)
@@ -500,6 +502,7 @@ class RunState:
                 out["items"] = [dict(i) for i in self.items]
             elif name == "live":
                 out["live"] = {item_id: self.live_text(item_id) for item_id in list(self._chunks)}
+                self._synced = {item_id: len(text) for item_id, text in out["live"].items()}
             elif name == "messages":
                 out["messages"] = [dict(m) for m in self.messages]
             elif name == "header":
@@ -508,6 +511,22 @@ class RunState:
                 out["footer"] = dict(self.footer)
             elif name == "accepting":
                 out["accepting"] = self.accepting
+        self.dirty.clear()
+        return out
+
+    def only_appends(self) -> bool:
+        """True when the only change since the last send is text appended to open items."""
+        return self.dirty == {"live"}
+
+    def take_appends(self) -> dict[str, list[Any]]:
+        """The text appended to each open item since the last send, as ``{id: [offset, text]}``; clears ``dirty``."""
+        out: dict[str, list[Any]] = {}
+        for item_id in list(self._chunks):
+            text = self.live_text(item_id)
+            offset = self._synced.get(item_id, 0)
+            if len(text) > offset:
+                out[item_id] = [offset, text[offset:]]
+                self._synced[item_id] = len(text)
         self.dirty.clear()
         return out
 

@@ -6,14 +6,13 @@ import html
 import json
 from typing import Any
 
-from ._markdown import render
-
 _TEXT_PREVIEW = 200
 
 
 def result_html(result: Any) -> str:
     """The reply as safe HTML, the structured output as JSON, and a usage line."""
     from .._frames import usage_line
+    from ._markdown import render
 
     parts = ['<div class="adaptor-nb-result">', render(result.text) if result.text else "<p><em>(no text)</em></p>"]
     if getattr(result, "_has_structured", False):
@@ -34,18 +33,17 @@ def result_text(result: Any, printer: Any, cycle: bool) -> None:
 
 
 def register(shell: Any) -> None:
-    """Register the HTML and plain-text formatters for Result."""
-    from .._result import Result
-
+    """Register the HTML and plain-text formatters for Result (by name: nothing is imported here)."""
     formatters = shell.display_formatter.formatters
-    formatters["text/html"].for_type(Result, result_html)
-    formatters["text/plain"].for_type(Result, result_text)
+    formatters["text/html"].for_type_by_name("adaptor_nb", "Result", result_html)
+    formatters["text/plain"].for_type_by_name("adaptor_nb", "Result", result_text)
 
 
 def unregister(shell: Any) -> None:
     """Remove the formatters again."""
-    from .._result import Result
-
     formatters = shell.display_formatter.formatters
     for mime in ("text/html", "text/plain"):
-        formatters[mime].pop(Result, None)
+        formatters[mime].deferred_printers.pop(("adaptor_nb", "Result"), None)
+        for cls in list(formatters[mime].type_printers):
+            if cls.__module__ == "adaptor_nb" and cls.__name__ == "Result":
+                formatters[mime].type_printers.pop(cls)

@@ -7,13 +7,14 @@ import json
 import typing
 from typing import Any
 
-from ._args import CELL_HELP, LINE_HELP, OptionError, interpolate, parse_cell_line, parse_use, split_line
+from ._args import OptionError, interpolate, parse_cell_line, parse_use, split_line
+from ._help import CELL_HELP, LINE_HELP
+from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
 
 TICK = 0.2
 """How often a blocked cell wakes up, so Kernel > Interrupt is seen within this many seconds."""
 CANCEL_GRACE = 10.0
-MIN_IPYKERNEL = (7, 4)
 
 
 def _shell() -> Any:
@@ -32,27 +33,6 @@ def session_of(shell: Any) -> NotebookSession:
         session = NotebookSession()
         shell._adaptor_nb_session = session
     return session
-
-
-def kernel_problem(shell: Any) -> str:
-    """Why this kernel cannot run blocking ``%%agent`` cells with live widgets, or "" when it can."""
-    if getattr(shell, "kernel", None) is None:
-        return ""
-    try:
-        import ipykernel
-    except ImportError:
-        return ""
-    version = str(getattr(ipykernel, "__version__", "0"))
-    parts: list[int] = []
-    for piece in version.split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    if tuple(parts) >= MIN_IPYKERNEL:
-        return ""
-    return (
-        f"%%agent needs ipykernel>=7.4 so that a running cell still receives widget clicks; this kernel has "
-        f"ipykernel {version}. Upgrade it (pip install -U 'ipykernel>=7.4') and restart the kernel."
-    )
 
 
 def _expand(shell: Any, line: str) -> str:

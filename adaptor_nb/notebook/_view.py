@@ -18,6 +18,8 @@ from ._coalesce import DEFAULT_RATE, Coalescer
 from ._model import TIMINGS, RunState, decision_outcome, now_ms
 
 STATIC = pathlib.Path(__file__).parent / "static"
+FULL_SYNC_EVERY = 2.0
+"""Seconds between full state syncs while text streams; in between, updates carry only the appended text."""
 
 
 class RunView(anywidget.AnyWidget):
@@ -53,6 +55,7 @@ class RunView(anywidget.AnyWidget):
         self._stream: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.sends = 0
+        self._last_full = float("-inf")
         self._changed = asyncio.Event()
         self.on_msg(self._on_custom)
         self._flush()
@@ -80,14 +83,27 @@ class RunView(anywidget.AnyWidget):
         self._coalescer.mark()
 
     def _flush(self) -> None:
+        """Send what changed as one comm message: appended text only, or a full state update."""
+        now = self._loop.time()
         with self._lock:
-            changes = self._state.snapshot()
+            if self._state.only_appends() and now - self._last_full < FULL_SYNC_EVERY:
+                appends = self._state.take_appends()
+                changes = None
+            else:
+                changes = self._state.snapshot()
+        if changes is None:
+            if appends:
+                self.send({"type": "append", "items": appends})
+                self.sends += 1
+                self._changed.set()
+            return
         if not changes:
             return
         with self.hold_sync():
             for name, value in changes.items():
                 setattr(self, name, value)
             self.server_ms = now_ms()
+        self._last_full = now
         self.sends += 1
         self._changed.set()
 

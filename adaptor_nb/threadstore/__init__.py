@@ -1,12 +1,17 @@
 """Thread stores: where Threads keep checkpoints, leases, receipts and continuity history."""
 
+from typing import TYPE_CHECKING
+
 from ._memory import MemoryStore
 from ._protocol import FinalizeRequest, HistoryEntry, Lease, Store, ThreadRecord
 
-__all__ = ["FinalizeRequest", "HistoryEntry", "Lease", "MemoryStore", "Store", "ThreadRecord"]
+if TYPE_CHECKING:
+    from ._sqlite import SQLiteStore
+
+__all__ = ["FinalizeRequest", "HistoryEntry", "Lease", "MemoryStore", "SQLiteStore", "Store", "ThreadRecord"]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> object:  # SQLiteStore loads sqlite3 only when used
     if name == "SQLiteStore":
         from ._sqlite import SQLiteStore
 

@@ -71,6 +71,7 @@ class FinalizeRequest:
     run_id: str = ""
     usage: dict[str, int] = field(default_factory=dict)
     count_run: bool = True
+    runs: int = 1  # how many runs this request settles (more than one after an earlier save failed)
 
 
 class Store(Protocol):
@@ -142,7 +143,7 @@ def merge_record(old: ThreadRecord | None, key: str, req: FinalizeRequest, now: 
         receipts=receipts,
         history=history,
         updated_at=now,
-        runs=base.runs + (1 if req.count_run else 0),
+        runs=base.runs + (req.runs if req.count_run else 0),
         last_status=req.status or base.last_status,
         last_run_id=req.run_id or base.last_run_id,
         usage=usage,

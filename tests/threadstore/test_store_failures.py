@@ -79,10 +79,6 @@ async def test_when_every_attempt_fails_the_next_run_saves_the_retained_checkpoi
     assert record.checkpoint.session_id == kept.session_id and record.checkpoint.run_id == second.run_id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core gap: an unsaved run's receipts, history and usage are dropped; only its checkpoint is retried",
-)
 async def test_nothing_of_an_unsaved_run_is_lost_when_the_next_run_saves(tmp_path: Path) -> None:
     gate = reference.Gate()
     scenario = reference.Scenario(reference.Turn(reference.Text("working"), gate, reference.Text(" done")))

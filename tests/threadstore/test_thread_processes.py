@@ -128,10 +128,6 @@ async def test_a_restart_resumes_the_last_healthy_checkpoint_not_a_failed_run(ke
     assert third["session_id"] == first["session_id"] and third["checkpoint_run_id"] == third["run_id"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core gap: the starting prompt's id is never saved as a delivered receipt, so it is not deduplicated",
-)
 async def test_a_duplicate_starting_message_id_is_deduplicated_across_a_restart(kernels: Kernels) -> None:
     _, first = kernels.run("deploy the fix", id="msg-1")
     assert first["ok"] and first["turns"] == 1, first

@@ -70,6 +70,9 @@ def parse_result(frame: dict[str, Any], cost_before: float) -> TurnResult:
     cost_total = float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None
     cost = max(0.0, cost_total - cost_before) if cost_total is not None else None
     errors = frame.get("errors")
+    if not isinstance(errors, list):
+        note = frame.get("message") or frame.get("error")
+        errors = [note] if isinstance(note, str) and note else None
     status = frame.get("api_error_status")
     text = frame.get("result")
     return TurnResult(
@@ -109,6 +112,7 @@ class FrameTranslator:
         self._blocks: dict[int, _Block] = {}
         self._msg_id = ""
         self._streamed: set[str] = set()
+        self._streamed_blocks: list[tuple[str, str]] = []
         self._ended_tools: set[str] = set()
         self.tool_names: dict[str, str] = {}
         self._subagent_tools: set[str] = set()
@@ -178,10 +182,13 @@ class FrameTranslator:
                 if isinstance(model, str) and model and not model.startswith("<"):
                     self.model = model
             self._blocks.clear()
+            self._streamed_blocks.clear()
             return []
         return []
 
     def _end_block(self, blk: _Block) -> list[Event]:
+        if blk.kind in ("text", "thinking"):
+            self._streamed_blocks.append((blk.kind, "".join(blk.parts)))
         if blk.kind == "text":
             text = "".join(blk.parts)
             self._transcript(TranscriptItem(kind="text", text=text, model=self.model))
@@ -248,9 +255,10 @@ class FrameTranslator:
             ]
         if isinstance(model, str) and model:
             self.model = model
-        streamed = msg.get("id") in self._streamed
+        mid = str(msg.get("id") or "")
+        # The CLI gives whole messages an id; recorded messages without one are matched by their content.
+        streamed = mid in self._streamed if mid else None
         out: list[Event] = []
-        mid = str(msg.get("id", ""))
         for b in blocks:
             if not isinstance(b, dict):
                 continue
@@ -265,7 +273,7 @@ class FrameTranslator:
                 if tool_id not in self.tool_names:
                     out.append(ToolCall(id=tool_id, name=name, phase=Phase.START))
                 out.extend(self._tool_end(tool_id, name, args))
-            elif streamed:
+            elif streamed or (streamed is None and self._was_streamed(b)):
                 continue
             elif bt == "text":
                 text = str(b.get("text", ""))
@@ -284,6 +292,14 @@ class FrameTranslator:
                 ]
                 self._transcript(TranscriptItem(kind="thinking", text=text, model=self.model))
         return out
+
+    def _was_streamed(self, block: dict[str, Any]) -> bool:
+        bt = block.get("type")
+        kind = "text" if bt == "text" else "thinking"
+        text = str(block.get("text") if bt == "text" else (block.get("thinking") or block.get("text") or ""))
+        if (kind, text) in self._streamed_blocks:
+            return True
+        return any(b.kind == kind and "".join(b.parts) == text for b in self._blocks.values())
 
     def user(self, frame: dict[str, Any]) -> list[Event]:
         """One ``user`` line that is not an echo of our own input: tool results or the CLI's own notes."""

@@ -1,7 +1,8 @@
 const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ESC[c]);
 const SAFE_URL = /^https?:\/\/[^\s]+$/i;
-const PREVIEW = 1500;
+const PREVIEW = 1200;
+const PREVIEW_LINES = 12;
 function inline(raw) {
 const codes = [];
 let s = esc(raw).replace(/`([^`\n]+)`/g, (_, c) => {
@@ -81,8 +82,9 @@ return d;
 }
 function longText(view, id, text, cls) {
 const full = String(text ?? "");
-if (full.length <= PREVIEW || view.expanded.has(id)) return h("pre", { class: cls, text: full });
-const pre = h("pre", { class: cls, text: full.slice(0, PREVIEW) });
+const cut = Math.min(PREVIEW, full.split("\n").slice(0, PREVIEW_LINES).join("\n").length);
+if (cut >= full.length || view.expanded.has(id)) return h("pre", { class: cls, text: full });
+const pre = h("pre", { class: cls, text: `${full.slice(0, cut)}\n…` });
 const more = h("button", {
 class: "anb-more",
 text: `show all (${full.length} characters)`,
@@ -191,7 +193,7 @@ h("span", { class: "anb-muted", text: ` (${label}) ` }),
 h("span", { class: "anb-msg-state", text: detail }));
 }
 function render({ model, el }) {
-const view = { model, open: new Set(), expanded: new Set(), cache: new Map(), skew: 0 };
+const view = { model, open: new Set(), expanded: new Set(), cache: new Map(), skew: 0, live: { ...(model.get("live") || {}) } };
 const head = h("div", { class: "anb-head" });
 const note = h("div", { class: "anb-note" });
 const items = h("div", { class: "anb-items" });
@@ -227,17 +229,19 @@ const draw = () => {
 view.skew = Date.now() - (model.get("server_ms") || Date.now());
 const hd = model.get("header") || {};
 head.replaceChildren(
+...[
 h("span", { class: "anb-driver", text: hd.driver || "" }),
 hd.model ? h("span", { class: "anb-model", text: hd.model }) : null,
 hd.thread ? h("span", { class: "anb-thread", text: `thread ${hd.thread}` }) : null,
 h("span", { class: `anb-state anb-${hd.state}`, text: hd.state || "" }),
 h("span", { class: "anb-elapsed" }),
+].filter(Boolean),
 );
 note.textContent = hd.note || "";
 note.hidden = !hd.note;
 error.textContent = hd.error || "";
 error.hidden = !hd.error;
-const live = model.get("live") || {};
+const live = view.live;
 const list = model.get("items") || [];
 const seen = new Set();
 let prev = null;
@@ -281,13 +285,29 @@ pending = false;
 draw();
 });
 };
-const events = ["header", "items", "live", "messages", "footer", "accepting", "server_ms"].map((k) => `change:${k}`);
+const onLive = () => {
+view.live = { ...(model.get("live") || {}) };
+schedule();
+};
+const onCustom = (msg) => {
+if (!msg || msg.type !== "append") return;
+for (const [id, [offset, text]] of Object.entries(msg.items || {})) {
+const have = view.live[id] ?? "";
+if (have.length === offset) view.live[id] = have + text; // otherwise wait for the next full sync
+}
+schedule();
+};
+const events = ["header", "items", "messages", "footer", "accepting", "server_ms"].map((k) => `change:${k}`);
 for (const ev of events) model.on(ev, schedule);
+model.on("change:live", onLive);
+model.on("msg:custom", onCustom);
 draw();
 const timer = setInterval(tick, 500);
 return () => {
 clearInterval(timer);
 for (const ev of events) model.off(ev, schedule);
+model.off("change:live", onLive);
+model.off("msg:custom", onCustom);
 };
 }
 export default { render };
