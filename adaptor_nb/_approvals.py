@@ -168,7 +168,7 @@ class ApprovalRequest(Event):
         return replace(self, origin=origin, choices=tuple(self.choices), details=dict(self.details))
 
 
-ApprovalHandler = Callable[[ApprovalRequest], "None | Awaitable[None]"]
+ApprovalHandler = Callable[[ApprovalRequest], "Awaitable[None] | None"]
 
 
 def approve_all() -> ApprovalHandler:

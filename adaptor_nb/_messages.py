@@ -228,9 +228,7 @@ class MessageQueue:
         if boundary is Boundary.TURN_END and self._turns() >= self._max_turns:
             self.limit_reached = True
             return False
-        if boundary is Boundary.IN_RUN and Boundary.IN_RUN not in self._caps.boundaries:
-            return False
-        return True
+        return not (boundary is Boundary.IN_RUN and Boundary.IN_RUN not in self._caps.boundaries)
 
     def pending(self, boundary: Boundary) -> int:
         return sum(1 for e in self._entries if self._claimable(e, boundary))

@@ -186,7 +186,7 @@ class Result:
     def decode(self, tp: type[T] | Any) -> T:
         """Decode the structured output (or, without a schema, ``text`` as JSON) into ``tp``.
 
-        ``tp`` may be a pydantic model, any type pydantic can validate (``list[Model]``, ``dict``...), or ``dict``/``list``.
+        ``tp`` is a pydantic model or any type pydantic validates (``list[Model]``, ``dict``, ``list``).
         """
         from ._schema import decode_value
 

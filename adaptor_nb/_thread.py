@@ -401,7 +401,7 @@ class ThreadBinding:
         self._notice(
             ex,
             NoticeKind.THREAD_PERSISTENCE.value,
-            f"thread {self.key!r} was not saved; the newest checkpoint is kept in this process and saved by the next run",
+            f"thread {self.key!r} was not saved; the newest checkpoint stays in this process for the next run",
             {"error": f"{type(last).__name__}: {last}", "retained_in_process": True, "final": True},
         )
         if isinstance(last, ThreadAlreadyExistsError):

@@ -2,10 +2,11 @@
 // Agent output is data: every string from the kernel is escaped or set as textContent;
 // the markdown renderer escapes first and only emits its own tags; links must be http(s).
 
-const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ESC[c]);
 const SAFE_URL = /^https?:\/\/[^\s]+$/i;
-const PREVIEW = 1500;
+const PREVIEW = 1200;
+const PREVIEW_LINES = 12;
 
 // Inline markdown over already-escaped text: code spans, links, bold, italic.
 function inline(raw) {
@@ -96,8 +97,9 @@ function fold(view, id, summary, ...body) {
 // Long output: a preview with a button that shows everything that was kept.
 function longText(view, id, text, cls) {
   const full = String(text ?? "");
-  if (full.length <= PREVIEW || view.expanded.has(id)) return h("pre", { class: cls, text: full });
-  const pre = h("pre", { class: cls, text: full.slice(0, PREVIEW) });
+  const cut = Math.min(PREVIEW, full.split("\n").slice(0, PREVIEW_LINES).join("\n").length);
+  if (cut >= full.length || view.expanded.has(id)) return h("pre", { class: cls, text: full });
+  const pre = h("pre", { class: cls, text: `${full.slice(0, cut)}\n…` });
   const more = h("button", {
     class: "anb-more",
     text: `show all (${full.length} characters)`,
@@ -211,7 +213,8 @@ function messageRow(m) {
 }
 
 function render({ model, el }) {
-  const view = { model, open: new Set(), expanded: new Set(), cache: new Map(), skew: 0 };
+  // `live` holds the streamed text of open items: the synced trait, plus appends sent between full syncs.
+  const view = { model, open: new Set(), expanded: new Set(), cache: new Map(), skew: 0, live: { ...(model.get("live") || {}) } };
   const head = h("div", { class: "anb-head" });
   const note = h("div", { class: "anb-note" });
   const items = h("div", { class: "anb-items" });
@@ -249,17 +252,19 @@ function render({ model, el }) {
     view.skew = Date.now() - (model.get("server_ms") || Date.now());
     const hd = model.get("header") || {};
     head.replaceChildren(
-      h("span", { class: "anb-driver", text: hd.driver || "" }),
-      hd.model ? h("span", { class: "anb-model", text: hd.model }) : null,
-      hd.thread ? h("span", { class: "anb-thread", text: `thread ${hd.thread}` }) : null,
-      h("span", { class: `anb-state anb-${hd.state}`, text: hd.state || "" }),
-      h("span", { class: "anb-elapsed" }),
+      ...[
+        h("span", { class: "anb-driver", text: hd.driver || "" }),
+        hd.model ? h("span", { class: "anb-model", text: hd.model }) : null,
+        hd.thread ? h("span", { class: "anb-thread", text: `thread ${hd.thread}` }) : null,
+        h("span", { class: `anb-state anb-${hd.state}`, text: hd.state || "" }),
+        h("span", { class: "anb-elapsed" }),
+      ].filter(Boolean),
     );
     note.textContent = hd.note || "";
     note.hidden = !hd.note;
     error.textContent = hd.error || "";
     error.hidden = !hd.error;
-    const live = model.get("live") || {};
+    const live = view.live;
     const list = model.get("items") || [];
     const seen = new Set();
     let prev = null;
@@ -304,13 +309,29 @@ function render({ model, el }) {
       draw();
     });
   };
-  const events = ["header", "items", "live", "messages", "footer", "accepting", "server_ms"].map((k) => `change:${k}`);
+  const onLive = () => {
+    view.live = { ...(model.get("live") || {}) };
+    schedule();
+  };
+  const onCustom = (msg) => {
+    if (!msg || msg.type !== "append") return;
+    for (const [id, [offset, text]] of Object.entries(msg.items || {})) {
+      const have = view.live[id] ?? "";
+      if (have.length === offset) view.live[id] = have + text; // otherwise wait for the next full sync
+    }
+    schedule();
+  };
+  const events = ["header", "items", "messages", "footer", "accepting", "server_ms"].map((k) => `change:${k}`);
   for (const ev of events) model.on(ev, schedule);
+  model.on("change:live", onLive);
+  model.on("msg:custom", onCustom);
   draw();
   const timer = setInterval(tick, 500);
   return () => {
     clearInterval(timer);
     for (const ev of events) model.off(ev, schedule);
+    model.off("change:live", onLive);
+    model.off("msg:custom", onCustom);
   };
 }
 

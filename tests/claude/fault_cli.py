@@ -54,8 +54,10 @@ def main() -> int:
             child.wait()
             sys.stderr.write("fault_cli: the CLI died unexpectedly\n")
             sys.stderr.flush()
-            return 3
-    return child.wait()
+            out.flush()
+            os._exit(3)
+    out.flush()
+    os._exit(child.wait())  # a plain exit could block on the stdin thread at shutdown
 
 
 if __name__ == "__main__":

@@ -20,3 +20,11 @@ async def drain(stream: Any) -> tuple[list[Event], Result | None, BaseException 
 
 def of(events: list[Event], kind: type[E]) -> list[E]:
     return [e for e in events if isinstance(e, kind)]
+
+
+async def outcome(stream: Any) -> tuple[Result | None, BaseException | None]:
+    """The result or error of a stream whose events were already consumed."""
+    try:
+        return await stream.result(), None
+    except AdaptorError as exc:
+        return None, exc

@@ -134,3 +134,32 @@ def test_final_state_stays_in_the_widget(kernel: Kernel) -> None:
     assert state["footer"]["turns"] == 1
     plain = [o["content"]["data"]["text/plain"] for o in cell.outputs if o["msg_type"] == "display_data"]
     assert plain == ["RunView(driver='reference')  [offline demo driver: scripted replies]"]
+
+
+def test_streamed_text_arrives_as_appends_and_ends_in_a_full_sync(kernel: Kernel) -> None:
+    from .snippets import PACED_AGENT
+
+    kernel.run_ok(PACED_AGENT)
+    cell = kernel.run("%%agent --agent agent\nStream")
+    assert cell.status == "ok", cell.text()
+    comm, state = kernel.last_view()
+    expected = "".join(f"w{i} " for i in range(3000))
+    (text,) = _items(state, "text")
+    assert text["text"] == expected and state["live"] == {}
+
+    rebuilt: dict[str, str] = {}
+    appends = 0
+    for msg in kernel.iopub_log:
+        if msg["msg_type"] != "comm_msg" or msg["content"]["comm_id"] != comm:
+            continue
+        data = msg["content"]["data"]
+        if data.get("method") == "update" and "live" in data["state"]:
+            rebuilt = dict(data["state"]["live"])
+        elif data.get("method") == "custom" and data["content"].get("type") == "append":
+            appends += 1
+            for item_id, (offset, piece) in data["content"]["items"].items():
+                assert len(rebuilt.get(item_id, "")) == offset
+                rebuilt[item_id] = rebuilt.get(item_id, "") + piece
+            assert expected.startswith(next(iter(rebuilt.values())))
+    assert appends > 0
+    assert kernel.comm_messages[comm] < 3000 / 10
