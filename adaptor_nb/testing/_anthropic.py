@@ -401,6 +401,24 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet; requests are recorded instead."""
 
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._track(self.connection, True)
+
+    def finish(self) -> None:
+        self.server.owner._track(self.connection, False)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def _abort(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
     def _read_body(self) -> Any:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -456,6 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.owner._next_reply(req)
         owner = self.server.owner
         if reply.delay and owner._stopping.wait(reply.delay):
+            self._abort()
             return
         if reply.status != 200:
             err = {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
@@ -480,16 +499,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
                 self.wfile.flush()
                 if reply.cut_after is not None and count >= reply.cut_after:
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self._abort()
                     return
                 if is_delta:
                     if reply.hold is not None and not held:
                         held = True
                         while not reply.hold.wait(0.05):
                             if owner._stopping.is_set():
+                                self._abort()
                                 return
                     if reply.chunk_delay and owner._stopping.wait(reply.chunk_delay):
+                        self._abort()
                         return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -531,6 +551,7 @@ class FakeAnthropicServer:
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._conns: set[socket.socket] = set()
 
     # -- lifecycle -----------------------------------------------------------------------------------------
 
@@ -553,6 +574,13 @@ class FakeAnthropicServer:
         self._stopping.set()
         server.shutdown()
         server.server_close()
+        with self._cond:
+            conns = list(self._conns)
+        for conn in conns:  # idle keep-alive connections and streams that are still open
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         if self._thread is not None:
             self._thread.join(5)
 
@@ -607,6 +635,13 @@ class FakeAnthropicServer:
             if reply is not None:
                 return reply
         return _directive_reply(req)
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._cond:
+            if add:
+                self._conns.add(conn)
+            else:
+                self._conns.discard(conn)
 
     # -- recording -----------------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ async def test_text_and_thinking_stream_with_start_content_end(agent_factory, fa
     assert err is None and result is not None
     assert result.text == "hi there"
     thinking = of(events, Thinking)
-    assert [t.phase for t in thinking][0] is Phase.START and thinking[-1].phase is Phase.END
+    assert next(t.phase for t in thinking) is Phase.START and thinking[-1].phase is Phase.END
     assert "".join(t.text for t in thinking) == "let me see"
     text = of(events, TextDelta)
     assert text[0].phase is Phase.START and text[-1].phase is Phase.END

@@ -31,7 +31,7 @@ async def test_native_schema_gives_a_validated_value(agent_factory, fake: FakeAn
 
 async def test_no_structured_output_is_a_policy_violation_with_the_text_kept(agent_factory, fake) -> None:
     # The model answers in prose twice (the CLI nudges once), so the result has no structured_output.
-    events, result, err = await drain(agent_factory().send("just talk [[say plain words]]", schema=Person))
+    _events, _result, err = await drain(agent_factory().send("just talk [[say plain words]]", schema=Person))
     assert isinstance(err, PolicyViolation)
     assert err.result is not None and err.result.text
     assert "StructuredOutput" in err.message
@@ -43,7 +43,7 @@ async def test_an_invalid_first_attempt_is_retried_by_the_cli(agent_factory, fak
         fake.Reply.structured({"name": "bob", "n": "three"}),
         fake.Reply.structured({"name": "bob", "n": 3}),
     )
-    value, result = await run_as(agent_factory(), "who?", Person)
+    value, _result = await run_as(agent_factory(), "who?", Person)
     assert value.n == 3
     errors = [r.tool_results[-1] for r in fake.message_requests[1:2]]
     assert errors and errors[0].get("is_error") and "must be integer" in json.dumps(errors[0])

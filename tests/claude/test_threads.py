@@ -55,7 +55,7 @@ async def test_spawn_true_uses_a_fresh_process_that_resumes_the_thread(agent_fac
     assert not psutil.pid_exists(p1) and not psutil.pid_exists(p2)  # neither stays behind after a spawn run
     assert r2.metadata["session_id"] == r1.metadata["session_id"]
     assert "remember 42" in fake.message_requests[-1].text_of_all_messages()
-    ev3, r3, _ = await drain(thread.send("again [[say again]]"))
+    ev3, _r3, _ = await drain(thread.send("again [[say again]]"))
     assert len(spawns(ev3)) == 1  # the next ordinary send starts the thread's persistent process
 
 
@@ -73,7 +73,7 @@ async def test_a_schema_change_respawns_and_continues_the_session(agent_factory,
 
 async def test_a_model_change_starts_over_with_a_continuity_notice(agent_factory) -> None:
     thread = agent_factory(model="claude-model-a").thread("models")
-    ev1, r1, _ = await drain(thread.send("x [[say on a]]"))
+    ev1, _r1, _ = await drain(thread.send("x [[say on a]]"))
     ev2, r2, _ = await drain(thread.send("y [[say on b]]", model="claude-model-b"))
     assert r2.model == "claude-model-b"
     [p1], [p2] = spawns(ev1), spawns(ev2)
@@ -102,7 +102,7 @@ async def test_resume_after_the_agent_is_recreated(make_config, workspace: Path,
         events, r2, err = await drain(second.thread("durable", resume_only=True).send("word? [[say pumpkin]]"))
     assert err is None and r2 is not None
     assert r2.metadata["session_id"] == r1.metadata["session_id"]
-    spawn = [p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN][0]
+    spawn = next(p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN)
     assert "--resume" in spawn.data["argv"] and spawn.metadata["resume"] == r1.metadata["session_id"]
     assert "the secret word is pumpkin" in fake.message_requests[-1].text_of_all_messages()
 
@@ -114,7 +114,7 @@ async def test_fork_gets_a_new_session_with_the_history(agent_factory, fake) -> 
     child = parent.fork("child")
     events, r2, err = await drain(child.send("fact? [[say tea]]"))
     assert err is None and r2 is not None
-    spawn = [p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN][0]
+    spawn = next(p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN)
     assert "--fork-session" in spawn.data["argv"]
     assert r2.metadata["session_id"] != r1.metadata["session_id"]
     assert "base fact: tea" in fake.message_requests[-1].text_of_all_messages()
@@ -148,7 +148,7 @@ async def test_resume_only_fails_when_the_session_is_gone(make_config, workspace
     for f in home.joinpath(".claude", "projects").rglob(f"{r1.metadata['session_id']}.jsonl"):
         f.unlink()
     async with Agent(claude.Driver(cfg), workspace=str(workspace), thread_store=store) as second:
-        events, r2, err = await drain(second.thread("gone", resume_only=True).send("hello [[say no]]"))
+        _events, r2, err = await drain(second.thread("gone", resume_only=True).send("hello [[say no]]"))
     assert r2 is None
     assert isinstance(err, ResumeRejectedError) and "No conversation found" in str(err)
 

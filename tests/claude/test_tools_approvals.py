@@ -41,7 +41,7 @@ async def test_tool_call_streams_arguments_then_result(agent_factory, workspace:
     events, result, err = await drain(agent_factory().send(f"read [[tool Read {read}]] [[say done reading]]"))
     assert err is None and result is not None and result.text == "done reading"
     calls = of(events, ToolCall)
-    assert [c.phase for c in calls][0] is Phase.START
+    assert next(c.phase for c in calls) is Phase.START
     assert any(c.phase is Phase.CONTENT and c.args_delta for c in calls)
     assert "".join(c.args_delta for c in calls if c.phase is Phase.CONTENT) == read
     end = [c for c in calls if c.phase is Phase.END]
@@ -51,12 +51,12 @@ async def test_tool_call_streams_arguments_then_result(agent_factory, workspace:
     assert "alpha" in json.dumps(results[0].result) and not results[0].is_error
 
 
-async def test_multi_step_tool_loop_follows_each_result(agent_factory, fake: FakeAnthropicServer, workspace: Path) -> None:
+async def test_multi_step_tool_loop_follows_each_result(
+    agent_factory, fake: FakeAnthropicServer, workspace: Path
+) -> None:
     for name in ("one", "two"):
         (workspace / name).write_text(f"content of {name}\n")
-    steps = " ".join(
-        f"[[tool Read {json.dumps({'file_path': str(workspace / n)})}]]" for n in ("one", "two")
-    )
+    steps = " ".join(f"[[tool Read {json.dumps({'file_path': str(workspace / n)})}]]" for n in ("one", "two"))
     result = await agent_factory().send(f"read both {steps}").result()
     assert "content of two" in result.text
     reqs = fake.message_requests
@@ -97,7 +97,7 @@ async def test_denial_aborts_the_run_by_default(agent_factory, workspace: Path) 
     target = workspace / "never.txt"
     agent = agent_factory(on_approval=lambda r: r.deny("no"))
     thread = agent.thread("t")
-    events, result, err = await drain(thread.send(f"make it {touch(target)}"))
+    _events, _result, err = await drain(thread.send(f"make it {touch(target)}"))
     assert isinstance(err, ApprovalDenied) and "no" in err.message
     assert not target.exists()
     again = await thread.send("still there? [[say yes]]").result()
@@ -108,7 +108,7 @@ async def test_deny_with_interrupt_stops_the_run(agent_factory, workspace: Path)
     target = workspace / "never.txt"
     agent = agent_factory(on_approval=lambda r: r.deny("stop now", interrupt=True), policy=CONTINUE_ON_REJECT)
     thread = agent.thread("t")
-    events, result, err = await drain(thread.send(f"make it {touch(target)}"))
+    _events, _result, err = await drain(thread.send(f"make it {touch(target)}"))
     assert isinstance(err, ApprovalDenied) and "stop now" in err.message
     assert err.details["subtype"] == "error_during_execution"
     assert not target.exists()
@@ -194,7 +194,7 @@ async def test_approval_timeout_aborts_by_default(agent_factory, workspace: Path
     policy = Policy(approvals=ApprovalPolicy(timeout=0.3))
     agent = agent_factory(policy=policy, on_approval=lambda r: None)
     thread = agent.thread("slow-human")
-    events, result, err = await drain(thread.send(f"make it {touch(workspace / 'late.txt')}"))
+    _events, _result, err = await drain(thread.send(f"make it {touch(workspace / 'late.txt')}"))
     assert isinstance(err, ApprovalTimeout)
     assert not (workspace / "late.txt").exists()
     again = await thread.send("next [[say next]]").result()
