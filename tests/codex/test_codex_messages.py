@@ -7,8 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, MessageState, MessageUpdate, Timing, TurnEnd
+from adaptor_nb import (
+    Agent,
+    ApprovalMode,
+    ApprovalPolicy,
+    ApprovalRequest,
+    MessageState,
+    MessageUpdate,
+    Policy,
+    SandboxLevel,
+    Timing,
+    TurnEnd,
+)
 from adaptor_nb.testing import FakeOpenAIServer
+from adaptor_nb.testing._openai import Reply
 
 from .conftest import DriverFactory
 from .helpers import Watcher, of
@@ -111,3 +123,22 @@ async def test_messages_beyond_the_turn_limit_are_reported_undelivered(
     (late,) = result.undelivered()
     assert (late.id, late.reason, late.text) == ("m-late", MessageFailure.LIMIT_EXCEEDED, "too late")
     assert len(fake.model_requests) == 1
+
+
+async def test_an_interrupt_withdraws_a_pending_approval(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake.enqueue(Reply.exec_command("touch made.txt", sandbox_permissions="require_escalated", justification="x"))
+    ask = ApprovalPolicy(permission=ApprovalMode.ASK, timeout=-1)
+    policy = Policy(sandbox=SandboxLevel.READ_ONLY, approvals=ask)
+    async with Agent(make_driver(), workspace=str(workspace), policy=policy) as agent:
+        stream = agent.send("make a file")
+        watch = Watcher(stream)
+        request = await watch.wait_for(lambda e: isinstance(e, ApprovalRequest))
+        await stream.send("never mind [[say changed course]]", when=Timing.INTERRUPT)
+        _events, result, error = await watch.finish()
+    assert error is None and result is not None
+    assert isinstance(request, ApprovalRequest)
+    assert request.state == "expired"
+    assert (result.turns, result.text) == (2, "changed course")
+    assert not (workspace / "made.txt").exists()

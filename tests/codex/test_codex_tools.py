@@ -131,3 +131,15 @@ async def test_web_search_policy_is_passed_to_codex(
     assert "web_search" not in denied.tool_names
     (tool,) = [t for t in allowed.body["tools"] if t.get("type") == "web_search"]
     assert tool.get("external_web_access") is True
+
+
+async def test_an_inherited_sandbox_does_not_keep_the_level_of_an_earlier_run(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        thread = agent.thread("t")
+        await thread.send("first", policy=Policy(sandbox=SandboxLevel.UNRESTRICTED)).result()
+        fake.enqueue(Reply.exec_command("touch leaked.txt"))
+        await thread.send("second").result()
+    assert not (workspace / "leaked.txt").exists()
+    assert "Read-only file system" in fake.model_requests[-1].tool_outputs[-1]

@@ -184,7 +184,7 @@ class Driver:
             params["serviceTier"] = "fast"
         return params
 
-    def _turn_overrides(self, inv: Invocation, server: AppServer) -> dict[str, Any]:
+    def _turn_settings(self, inv: Invocation, server: AppServer) -> dict[str, Any]:
         overrides: dict[str, Any] = {}
         model = inv.model or self.config.model
         if model:
@@ -201,8 +201,6 @@ class Driver:
             overrides["approvalPolicy"] = "on-request"
         elif server.defaults.get("approvalPolicy"):
             overrides["approvalPolicy"] = server.defaults["approvalPolicy"]
-        if inv.output_schema is not None:
-            overrides["outputSchema"] = inv.output_schema.schema
         return overrides
 
     async def _spawn(self, argv: list[str], env: dict[str, str], cwd: str, ctx: RunContext) -> AppServer:
@@ -322,7 +320,13 @@ class Driver:
         healthy = False
         try:
             await self._open_thread(server, inv, cwd)
-            runner = TurnRunner(server, ctx, self._turn_overrides(inv, server), idle_timeout=self.config.idle_timeout)
+            runner = TurnRunner(
+                server,
+                ctx,
+                self._turn_settings(inv, server),
+                output_schema=inv.output_schema.schema if inv.output_schema is not None else None,
+                idle_timeout=self.config.idle_timeout,
+            )
             await runner.run(inv.prompt)
             healthy = server.alive
             structured: Any = None

@@ -58,6 +58,7 @@ class AppServer:
         self.thread_id = ""
         self.thread: dict[str, Any] = {}
         self.defaults: dict[str, Any] = {}
+        self.applied: dict[str, Any] = {}
 
     @classmethod
     async def spawn(
@@ -105,7 +106,16 @@ class AppServer:
         self.thread = result["thread"]
         self.thread_id = str(self.thread.get("id", ""))
         self.defaults = {k: result.get(k) for k in ("model", "modelProvider", "approvalPolicy", "sandbox", "cwd")}
+        self.applied = {
+            "model": result.get("model"),
+            "sandboxPolicy": result.get("sandbox"),
+            "approvalPolicy": result.get("approvalPolicy"),
+        }
         return self.thread_id
+
+    def changed_settings(self, wanted: dict[str, Any]) -> dict[str, Any]:
+        """The turn settings in ``wanted`` that differ from what the thread already holds (they persist)."""
+        return {k: v for k, v in wanted.items() if self.applied.get(k) != v}
 
     def drain_stale(self) -> list[Any]:
         """Take whatever arrived while no run was attached (late notifications, EOF)."""

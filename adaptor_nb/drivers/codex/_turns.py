@@ -54,20 +54,26 @@ def text_input(text: str) -> dict[str, Any]:
 
 class TurnRunner:
     """Runs turns until the agent is done: starts each turn, maps its notifications, answers approvals,
-    steers or interrupts with supplemental messages, and continues with turn-end input."""
+    steers or interrupts with supplemental messages, and continues with turn-end input.
+
+    ``settings`` (model, effort, sandbox, approval policy, service tier) persist in the Codex thread, so a turn
+    sends only those that differ from what the thread holds; ``output_schema`` goes with every turn of the run.
+    """
 
     def __init__(
         self,
         server: AppServer,
         ctx: RunContext,
-        overrides: dict[str, Any],
+        settings: dict[str, Any],
         *,
+        output_schema: dict[str, Any] | None = None,
         idle_timeout: float | None = None,
     ) -> None:
         self.server = server
         self.rpc = server.rpc
         self.ctx = ctx
-        self.overrides = overrides
+        self.settings = settings
+        self.output_schema = output_schema
         self.idle_timeout = idle_timeout
         self.mapper = TurnMapper()
         self.text = ""
@@ -99,7 +105,10 @@ class TurnRunner:
             await self._stop_helpers()
 
     async def _start_turn(self, inputs: list[str], batch: list[tuple[ClaimedMessage, Boundary, str]]) -> None:
-        params = {"threadId": self.server.thread_id, "input": [text_input(t) for t in inputs], **self.overrides}
+        changed = self.server.changed_settings(self.settings)
+        params = {"threadId": self.server.thread_id, "input": [text_input(t) for t in inputs], **changed}
+        if self.output_schema is not None:
+            params["outputSchema"] = self.output_schema  # applies to one turn only
         try:
             result = await self.rpc.request("turn/start", params)
         except (RpcError, ServerClosedError) as exc:
@@ -108,6 +117,7 @@ class TurnRunner:
                 for m, _, _ in batch:
                     port.requeue(m, possible_duplicate=isinstance(exc, ServerClosedError))
             raise self._failure(f"Codex did not start the turn: {exc}", exc) from None
+        self.server.applied.update(changed)
         turn = result.get("turn") if isinstance(result, dict) else None
         self.turn_id = str((turn or {}).get("id", ""))
         self.mapper.begin_turn(self.turn_id)
