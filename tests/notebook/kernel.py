@@ -155,9 +155,7 @@ class Kernel:
 
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> None:
         """Send exactly what the front end's ``model.send(content)`` sends."""
-        msg = self.kc.session.msg(
-            "comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}}
-        )
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
         self.kc.shell_channel.send(msg)
 
     def interrupt(self) -> None:

@@ -21,7 +21,9 @@ async def test_pinned_reference_is_the_offline_demo() -> None:
     assert choice.name == "reference" and choice.note == OFFLINE_NOTE
 
 
-async def test_without_credentials_the_reference_driver_is_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_credentials_the_reference_driver_is_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{CLI_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     choice = await choose_default({}, home=tmp_path)
     assert choice.name == "reference" and choice.note == OFFLINE_NOTE

@@ -125,7 +125,7 @@ def test_interrupt_cancels_the_run_and_the_kernel_stays_usable(kernel: Kernel) -
 def test_final_state_stays_in_the_widget(kernel: Kernel) -> None:
     cell = kernel.run("%%agent --driver reference\nSay hello")
     assert cell.status == "ok", cell.text()
-    comm, state = kernel.last_view()
+    _, state = kernel.last_view()
     assert state["header"]["state"] == "done"
     assert state["header"]["note"] == "offline demo driver: scripted replies"
     assert state["live"] == {}

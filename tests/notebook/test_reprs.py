@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from adaptor_nb import Agent, Result, Usage
-from adaptor_nb.drivers.reference import Driver, Structured, Text, ToolUse, Turn, scenario
+from adaptor_nb.drivers.reference import Driver, Text, ToolUse, Turn, scenario
 from adaptor_nb.notebook._markdown import render
 from adaptor_nb.notebook._reprs import result_html
 
