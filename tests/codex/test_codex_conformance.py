@@ -1,0 +1,81 @@
+"""The public driver conformance suite on the Codex driver, with the real CLI and the fake OpenAI server playing each
+check's neutral script."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from adaptor_nb import ApprovalKind
+from adaptor_nb.drivers.codex import Config, Driver
+from adaptor_nb.testing import FakeOpenAIServer, run_driver_conformance
+from adaptor_nb.testing._conformance import ConformanceCase
+from adaptor_nb.testing._openai import RecordedRequest, Reply
+
+from .conftest import API_KEY, API_KEY_ENV, NetworkTripwire, make_home
+
+pytestmark = pytest.mark.codex
+
+_RUN = re.compile(r"\[\[conformance run (\d+)\]\]")
+
+
+def prompt_for(case: ConformanceCase, index: int) -> str:
+    return f"Conformance check {case.check!r}. Reply as scripted. [[conformance run {index}]]"
+
+
+def responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Reply]:
+    """Plays the case: the run named in the newest run prompt, its approval, hold, failure and follow-ups."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        texts = request.user_texts()
+        marked = [(i, int(m.group(1))) for i, t in enumerate(texts) if (m := _RUN.search(t))]
+        if not marked or not case.runs:
+            return Reply.text("unscripted request")
+        position, index = marked[-1]
+        run = case.runs[min(index, len(case.runs) - 1)]
+        if run.fail:
+            return Reply.error(500, "conformance: the scripted model request failed")
+        if texts[position + 1 :]:
+            return Reply.text(run.follow_up)
+        after_tool = request.input_items[-1].get("type") == "function_call_output"
+        if run.approval is ApprovalKind.PERMISSION and not after_tool:
+            return Reply.exec_command(
+                "echo conformance", sandbox_permissions="require_escalated", justification="conformance check"
+            )
+        if run.structured is not None:
+            return Reply.json(run.structured)
+        return Reply.text(run.reply, hold=case.hold if run.hold and not after_tool else None)
+
+    return respond
+
+
+async def test_the_codex_driver_passes_the_conformance_suite(codex_bin: str, tripwire: NetworkTripwire) -> None:
+    @contextlib.asynccontextmanager
+    async def codex_for(case: ConformanceCase) -> AsyncIterator[Driver]:
+        tmp = Path(tempfile.mkdtemp(prefix="codex-conformance-"))
+        try:
+            async with FakeOpenAIServer() as fake:
+                fake.responder = responder_for(case)
+                home = make_home(tmp / "codex-home", fake)
+                yield Driver(
+                    Config(
+                        command=[codex_bin],
+                        codex_home=str(home),
+                        env={"HOME": str(tmp), **tripwire.env()},
+                        secret_env={API_KEY_ENV: API_KEY},
+                        grace_period=1.0,
+                    )
+                )
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    report = await run_driver_conformance(codex_for, prompt_for=prompt_for, raise_on_failure=False)
+    print(report)
+    assert report.ok, str(report)
+    assert {r.name for r in report.skipped} == {"approval_plan_review", "approval_question"}
