@@ -526,6 +526,9 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a killed CLI, a stopped server) is normal here, not an error to print."""
+
 
 _Reply = Reply
 
