@@ -397,32 +397,25 @@ class Driver:
 
     async def list_models(self) -> list[ModelInfo]:
         """The models ``model/list`` reports (starts app-server briefly, no model task)."""
-
-        class _Quiet:
-            async def emit(self, event: Any) -> None:
-                return None
-
-            def raw_stdout(self, data: bytes) -> None:
-                return None
-
-            def raw_stderr(self, data: bytes) -> None:
-                return None
-
+        cfg = self.config
         inv = Invocation(run_id="list_models", prompt="")
-        cwd = _absolute(self.config.cwd or os.getcwd())
-        server = await self._spawn(self._argv(inv), self._env(inv), cwd, _Quiet())  # type: ignore[arg-type]
+        server = await AppServer.spawn(
+            self._argv(inv),
+            env=self._env(inv),
+            cwd=_absolute(cfg.cwd or os.getcwd()),
+            client_name=cfg.client_name,
+            client_version=_package_version(),
+            startup_timeout=cfg.startup_timeout,
+            route=OutputRoute(),
+            grace=cfg.grace_period,
+        )
         try:
-            result = await server.rpc.request("model/list", {}, timeout=self.config.startup_timeout)
+            result = await server.rpc.request("model/list", {}, timeout=cfg.startup_timeout)
         finally:
-            await server.close(self.config.grace_period)
+            await server.close(cfg.grace_period)
         models: list[ModelInfo] = []
         for entry in (result or {}).get("data") or []:
             if isinstance(entry, dict) and entry.get("id"):
-                models.append(
-                    ModelInfo(
-                        id=str(entry["id"]),
-                        name=str(entry.get("displayName") or entry["id"]),
-                        default=bool(entry.get("isDefault")),
-                    )
-                )
+                name = str(entry.get("displayName") or entry["id"])
+                models.append(ModelInfo(id=str(entry["id"]), name=name, default=bool(entry.get("isDefault"))))
         return models

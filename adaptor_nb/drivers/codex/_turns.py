@@ -295,8 +295,9 @@ class TurnRunner:
             for key, pending in list(self._approvals.items()):
                 if pending is task:
                     del self._approvals[key]
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error
             return
         if item.kind == "messages":
             await self._deliver_in_run()
