@@ -252,13 +252,8 @@ async def turn_by_resume(case: ConformanceCase) -> AsyncIterator[TurnByResumeDri
     assert all(_RUN.match(p) or "conformance" in p.lower() for p in model.requests), model.requests
 
 
-RESUME_MESSAGE_CHECKS = ["messages_soon", "messages_after_turn", "message_lifecycle"]
-
-
 async def test_a_driver_with_its_own_fake_model_runs_through_the_hooks() -> None:
-    report = await conformance(
-        turn_by_resume, prompt_for=prompt_for, checks=[c for c in CHECKS if c not in RESUME_MESSAGE_CHECKS]
-    )
+    report = await conformance(turn_by_resume, prompt_for=prompt_for)
     assert report.ok, str(report)
     v = verdicts(report)
     assert v["approval_plan_review"] == "skip" and v["approval_question"] == "skip"
@@ -268,14 +263,11 @@ async def test_a_driver_with_its_own_fake_model_runs_through_the_hooks() -> None
     assert reason(report, "policy_accepted") == "accepted approvals.permission=ASK, approvals.question=AUTO_DENY"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core: with ContinueMode.RESUME a message is marked delivered after the resumed turn ended, so it names "
-    "one turn past the last and no TurnEnd.message_ids lists it",
-)
-async def test_core_continuation_by_resume_numbers_messages_in_the_turn_they_started() -> None:
-    report = await conformance(turn_by_resume, prompt_for=prompt_for, checks=RESUME_MESSAGE_CHECKS)
+async def test_core_continuation_by_resume_numbers_messages_in_the_turn_they_start() -> None:
+    report = await conformance(turn_by_resume, prompt_for=prompt_for, checks=["messages_soon", "message_lifecycle"])
     assert report.ok, str(report)
+    assert reason(report, "messages_soon") == "delivered at turn_end by resume in turn 2"
+    assert reason(report, "message_lifecycle") == "3 message(s) delivered at turn_end"
 
 
 # --- broken drivers are caught ------------------------------------------------------------------------------
