@@ -45,6 +45,7 @@ class ToolCallSpec:
     arguments: str
     custom: bool = False
     call_id: str = ""
+    namespace: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,12 @@ class Reply:
         return cls(answer=json.dumps(value), **kw)
 
     @classmethod
-    def function_call(cls, name: str, arguments: dict[str, Any] | str, *, call_id: str = "", **kw: Any) -> Reply:
-        """Call a JSON function tool such as ``exec_command``."""
+    def function_call(
+        cls, name: str, arguments: dict[str, Any] | str, *, call_id: str = "", namespace: str = "", **kw: Any
+    ) -> Reply:
+        """Call a JSON function tool such as ``exec_command`` (``namespace`` for namespaced tools like MCP's)."""
         args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        return cls(tool=ToolCallSpec(name, args, call_id=call_id), **kw)
+        return cls(tool=ToolCallSpec(name, args, call_id=call_id, namespace=namespace), **kw)
 
     @classmethod
     def exec_command(cls, cmd: str, *, hold: threading.Event | None = None, **params: Any) -> Reply:
@@ -291,6 +294,8 @@ def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iter
             tid = next_id("fc")
             added = {"type": "function_call", "id": tid, "call_id": call_id, "name": spec.name, "arguments": "",
                      "status": "in_progress"}  # fmt: skip
+            if spec.namespace:
+                added["namespace"] = spec.namespace
             yield frame("response.output_item.added", output_index=idx, item=added)
             where = {"item_id": tid, "output_index": idx}
             yield frame("response.function_call_arguments.delta", **where, delta=spec.arguments)

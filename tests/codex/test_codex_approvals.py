@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,16 @@ from adaptor_nb import (
     ApprovalRequest,
     FallbackAction,
     Notice,
+    Phase,
     Policy,
     SandboxLevel,
+    ToolCall,
     ToolResult,
 )
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
-from .conftest import CATALOG_MODEL, DriverFactory
+from .conftest import CATALOG_MODEL, DriverFactory, make_home
 from .helpers import alive, of, run_all, spawned_pids
 
 pytestmark = pytest.mark.codex
@@ -169,4 +172,48 @@ async def test_a_declined_file_change_is_not_applied(
     assert error is None
     assert not (workspace / "patched.txt").exists()
     assert of(events, ToolResult)[0].result["status"] == "declined"
+    assert "rejected" in fake.model_requests[1].tool_outputs[-1]
+
+
+MCP_SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
+
+
+@pytest.fixture
+def mcp_driver(make_driver: DriverFactory, fake: FakeOpenAIServer, tmp_path: Path) -> DriverFactory:
+    """A driver whose CODEX_HOME declares the ``echo`` MCP server (a tiny stdio server in this folder)."""
+    servers = {"mcp_servers": {"echo": {"command": sys.executable, "args": [MCP_SERVER]}}}
+    home = make_home(tmp_path / "codex-home-mcp", fake, settings=servers)
+    return lambda **fields: make_driver(codex_home=str(home), **fields)
+
+
+async def test_an_mcp_tool_call_asks_for_permission_and_returns_its_result(
+    mcp_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake.enqueue(Reply.function_call("echo", {"text": "ping"}, namespace="mcp__echo"))
+    handler = Recorder("approve")
+    policy = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
+    async with Agent(mcp_driver(), workspace=str(workspace), policy=policy, on_approval=handler) as agent:
+        events, result, error = await run_all(agent.send("echo ping"))
+    assert error is None and result is not None
+    (request,) = handler.seen
+    assert request.title == 'Allow the echo MCP server to run tool "echo"?'
+    assert request.details["arguments"] == {"text": "ping"}
+    call = next(c for c in of(events, ToolCall) if c.phase is Phase.START)
+    assert (call.name, call.args, request.tool_call_id) == ("mcp__echo__echo", {"text": "ping"}, call.id)
+    (done,) = of(events, ToolResult)
+    assert done.result["status"] == "completed"
+    assert done.result["result"]["content"] == [{"type": "text", "text": "echo: ping"}]
+    assert "echo: ping" in fake.model_requests[1].tool_outputs[-1]
+
+
+async def test_a_denied_mcp_tool_call_is_reported_as_failed(
+    mcp_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake.enqueue(Reply.function_call("echo", {"text": "ping"}, namespace="mcp__echo"))
+    policy = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.AUTO_DENY))
+    async with Agent(mcp_driver(), workspace=str(workspace), policy=policy) as agent:
+        events, result, error = await run_all(agent.send("echo ping"))
+    assert error is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert done.is_error and done.result["status"] == "failed"
     assert "rejected" in fake.model_requests[1].tool_outputs[-1]

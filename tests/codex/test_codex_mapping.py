@@ -13,11 +13,13 @@ from adaptor_nb._events import Event
 from adaptor_nb._result import TranscriptItem, Usage
 from adaptor_nb.drivers.codex._approvals import (
     COMMAND_APPROVAL,
+    ELICITATION_REQUEST,
     FILE_APPROVAL,
     PERMISSIONS_APPROVAL,
     approval_answer,
     approval_spec,
     declined_question,
+    is_approval,
 )
 from adaptor_nb.drivers.codex._mapping import TurnMapper
 
@@ -176,3 +178,19 @@ def test_permission_requests_grant_what_was_asked_or_nothing() -> None:
 def test_questions_are_declined() -> None:
     assert declined_question("item/tool/requestUserInput", {}) == {"answers": {}}
     assert declined_question("mcpServer/elicitation/request", {}) == {"action": "decline", "content": None}
+
+
+def test_mcp_tool_approvals_are_permission_requests_and_other_elicitations_are_not() -> None:
+    meta = {"codex_approval_kind": "mcp_tool_call", "tool_name": "echo", "tool_params": {"text": "hi"}}
+    params = {"serverName": "echo", "message": 'Allow the echo MCP server to run tool "echo"?', "_meta": meta}
+    assert is_approval(ELICITATION_REQUEST, params)
+    assert not is_approval(ELICITATION_REQUEST, {"serverName": "echo", "message": "Your name?", "mode": "form"})
+    spec = approval_spec(ELICITATION_REQUEST, 4, params, {})
+    assert (spec.title, spec.source, spec.details["arguments"]) == (
+        params["message"],
+        "mcp__echo__echo",
+        {"text": "hi"},
+    )
+    assert approval_answer(ELICITATION_REQUEST, params, Decision("approve")) == {"action": "accept", "content": {}}
+    assert approval_answer(ELICITATION_REQUEST, params, Decision("deny"))["action"] == "decline"
+    assert approval_answer(ELICITATION_REQUEST, params, Decision("deny", interrupt=True))["action"] == "cancel"

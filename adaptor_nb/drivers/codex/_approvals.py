@@ -19,7 +19,19 @@ APPROVAL_METHODS = frozenset(
 )
 # Questions from the agent; Codex only asks them outside its default collaboration mode. They are always declined.
 USER_INPUT_REQUEST = "item/tool/requestUserInput"
+# An MCP elicitation is a question from an MCP server, except when Codex uses it to ask before an MCP tool call.
 ELICITATION_REQUEST = "mcpServer/elicitation/request"
+
+
+def is_approval(method: str, params: dict[str, Any]) -> bool:
+    """Whether a server request asks for a permission decision (rather than a question or something else)."""
+    if method in APPROVAL_METHODS:
+        return True
+    meta = params.get("_meta")
+    return (
+        method == ELICITATION_REQUEST and isinstance(meta, dict) and meta.get("codex_approval_kind") == "mcp_tool_call"
+    )
+
 
 _CHOICES = {
     "accept": Choice("accept", "Accept", "Run it once"),
@@ -87,6 +99,26 @@ def approval_spec(
             source="apply_patch",
             provider_request_id=str(request_id),
         )
+    if method == ELICITATION_REQUEST:
+        meta = params.get("_meta") or {}
+        name = f"mcp__{params.get('serverName', '')}__{meta.get('tool_name', '')}"
+        call_id = next((i for i, info in reversed(tools.items()) if info.name == name), "")
+        details = {
+            **base,
+            "item_id": call_id,
+            "server": params.get("serverName"),
+            "tool": meta.get("tool_name"),
+            "arguments": meta.get("tool_params"),
+        }
+        return ApprovalSpec(
+            kind=ApprovalKind.PERMISSION,
+            title=str(params.get("message") or f"Allow the MCP tool {name}?"),
+            tool_call_id=call_id,
+            choices=(_CHOICES["accept"], _CHOICES["decline"], _CHOICES["cancel"]),
+            details=details,
+            source=name,
+            provider_request_id=str(request_id),
+        )
     details = {
         **base,
         "permissions": params.get("permissions"),
@@ -108,6 +140,10 @@ def approval_spec(
 def approval_answer(method: str, params: dict[str, Any], decision: Decision) -> dict[str, Any]:
     """The app-server result for ``decision``: accept / acceptForSession / decline / cancel and friends."""
     choice = decision.answer
+    if method == ELICITATION_REQUEST:
+        if decision.allowed and choice not in ("decline", "cancel"):
+            return {"action": "accept", "content": {}}
+        return {"action": "cancel" if decision.interrupt or choice == "cancel" else "decline", "content": None}
     if method == PERMISSIONS_APPROVAL:
         if decision.allowed and choice != "decline":
             return {

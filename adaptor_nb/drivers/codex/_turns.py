@@ -11,12 +11,12 @@ from ..._events import Event, Notice
 from ..._result import TranscriptItem, Usage
 from ...driver import ApprovalSpec, ClaimedMessage, DriverFailure, RunContext
 from ._approvals import (
-    APPROVAL_METHODS,
     ELICITATION_REQUEST,
     USER_INPUT_REQUEST,
     approval_answer,
     approval_spec,
     declined_question,
+    is_approval,
 )
 from ._mapping import TurnMapper, as_dict
 from ._rpc import (
@@ -235,7 +235,7 @@ class TurnRunner:
     # -- approvals and other server requests -------------------------------------------------------------
 
     async def _server_request(self, req: ServerRequest) -> None:
-        if req.method in APPROVAL_METHODS:
+        if is_approval(req.method, req.params):
             spec = approval_spec(req.method, req.id, req.params, self.mapper.tools)
             task = asyncio.get_running_loop().create_task(self._decide(req, spec))
             self._approvals[str(req.id)] = task
@@ -266,7 +266,7 @@ class TurnRunner:
         if decision.by == "withdrawn":
             return
         answer = approval_answer(req.method, req.params, decision)
-        if answer.get("decision") in ("cancel", "abort"):
+        if answer.get("decision") in ("cancel", "abort") or answer.get("action") == "cancel":
             self._cancelled_by_decision = True
         await self.rpc.respond(req.id, answer)
 
