@@ -218,7 +218,7 @@ function render({ model, el }) {
   const head = h("div", { class: "anb-head" });
   const note = h("div", { class: "anb-note" });
   const items = h("div", { class: "anb-items" });
-  const error = h("div", { class: "anb-error" });
+  const error = h("div", { class: "anb-failure" });
   const msgList = h("ul", { class: "anb-msgs" });
   const input = h("textarea", { class: "anb-input", rows: 2, placeholder: "Send a message to the running agent" });
   const when = h("select", { class: "anb-when" }, WHEN.map(([v, l]) => h("option", { value: v, text: l })));

@@ -323,7 +323,7 @@ class RunState:
         details = event.details or {}
         tool = details.get("tool_name") or details.get("tool") or details.get("name") or ""
         args: Any = None
-        for key in ("input", "args", "arguments", "command", "parameters"):
+        for key in ("input", "args", "arguments", "command", "parameters", "plan"):
             if key in details:
                 args = details[key]
                 break

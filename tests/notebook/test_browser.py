@@ -186,3 +186,23 @@ def test_streamed_text_is_complete_in_the_page(lab: Lab, page: Any) -> None:
     view.locator(".anb-state.anb-done").wait_for()
     expected = "".join(f"w{i} " for i in range(3000)).strip()
     assert view.locator(".anb-text").inner_text().strip() == expected
+
+
+def test_approvals_notebook_asks_in_the_page(lab: Lab, page: Any) -> None:
+    shutil.copy(ROOT / "notebooks" / "approvals.ipynb", lab.root / "approvals.ipynb")
+    open_notebook(page, lab, "approvals.ipynb", "approvals")
+    clear_outputs(page)
+    run_all(page)
+    views = page.locator(".anb")
+    first = views.nth(0)
+    first.locator("button.anb-approve").click()
+    first.locator(".anb-state.anb-done").wait_for()
+    question = views.nth(1)
+    choice = question.locator("button.anb-choice", has_text="test_cli.py")
+    choice.wait_for()
+    screenshot(question, "question-card")
+    choice.click()
+    question.locator(".anb-state.anb-done").wait_for()
+    assert "answered: test_cli.py" in question.locator(".anb-outcome").inner_text()
+    views.nth(2).locator(".anb-state.anb-failed").wait_for()
+    assert "denied by --approvals deny" in views.nth(2).locator(".anb-failure").inner_text()

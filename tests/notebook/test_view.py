@@ -16,6 +16,7 @@ from adaptor_nb.drivers.reference import (
     Ask,
     Driver,
     Gate,
+    PlanReview,
     Subagent,
     Text,
     ThinkingStep,
@@ -121,6 +122,15 @@ async def test_auto_approvals_still_show_a_card_with_the_outcome(comms: list[Cou
     assert done.err is None
     (card,) = items(view, "approval")
     assert card["state"] == "approved" and card["tool"] == "Edit" and '"file": "a"' in card["args"]
+    await agent.close()
+
+
+async def test_plan_review_card_shows_the_plan(comms: list[CountingComm]) -> None:
+    agent = Agent(Driver(scenario=scenario(Turn(PlanReview("1. read\n2. fix"), Text("ok")))))
+    view, done = await run_view(agent, on_approval=approve_all())
+    assert done.err is None
+    (card,) = items(view, "approval")
+    assert card["akind"] == "plan_review" and card["args"] == "1. read\n2. fix" and card["state"] == "approved"
     await agent.close()
 
 
