@@ -97,34 +97,6 @@ def is_table_schema(schema: Any) -> bool:
     return False
 
 
-def provider_schema(schema: Any) -> Any:
-    """What ``schema=`` gets: a non-model type (``list[Model]``) becomes its JSON Schema with ``$defs`` inlined.
-
-    The core wraps non-object schemas in an object; inlining keeps their local references resolvable there.
-    """
-    if isinstance(schema, dict) or (isinstance(schema, type) and hasattr(schema, "model_json_schema")):
-        return schema
-    try:
-        from pydantic import TypeAdapter
-
-        body = TypeAdapter(schema).json_schema()
-    except Exception:
-        return schema
-    defs = body.pop("$defs", {})
-
-    def inline(node: Any, depth: int = 0) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/") and depth < 32:
-                return inline(defs.get(ref[len("#/$defs/") :], {}), depth + 1)
-            return {k: inline(v, depth) for k, v in node.items()}
-        if isinstance(node, list):
-            return [inline(v, depth) for v in node]
-        return node
-
-    return inline(body)
-
-
 async def _wait(view: Any, stream: Any) -> Any:
     """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
     consumer = asyncio.ensure_future(view.consume(stream))
@@ -165,7 +137,7 @@ async def run_cell(line: str, body: str) -> None:
         raise _usage_error(str(exc)) from None
     call = dict(plan.call)
     if schema is not None:
-        call["schema"] = provider_schema(schema)
+        call["schema"] = schema
     from ._view import RunView
 
     stream = plan.runner.send(prompt, **call)

@@ -162,6 +162,10 @@ class Kernel:
         self.km.interrupt_kernel()
 
     def shutdown(self) -> None:
+        """Stop the kernel (idempotent)."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=False)
 

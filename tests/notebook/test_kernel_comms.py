@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .kernel import Kernel
 
 APPROVAL_AGENT = """
@@ -163,3 +165,30 @@ def test_streamed_text_arrives_as_appends_and_ends_in_a_full_sync(kernel: Kernel
             assert expected.startswith(next(iter(rebuilt.values())))
     assert appends > 0
     assert kernel.comm_messages[comm] < 3000 / 10
+
+
+def test_line_magics_pin_the_driver_and_report(kernel: Kernel) -> None:
+    assert "reference driver with model m2" in kernel.run_ok("%agent use reference --model m2").text()
+    cell = kernel.run_ok("%%agent --quiet\nHi")
+    assert not [o for o in cell.outputs if o["msg_type"] == "display_data"]
+    assert kernel.run_ok("print(_agent.model)").text().strip() == "m2"
+    status = kernel.run_ok("%agent status").text()
+    assert "default driver: reference (set with %agent use)" in status and "no runs in progress" in status
+    assert kernel.run_ok("%agent cancel").text().strip() == "cancelled 0 runs"
+    bad = kernel.run("%agent use nothing")
+    assert bad.status == "error" and "invalid choice: 'nothing'" in bad.text()
+
+
+def test_threads_continue_after_a_kernel_restart(kernel: Kernel, tmp_path: Path, notebook_env: dict[str, str]) -> None:
+    kernel.run_ok("%%agent --thread plan\nRemember: ship on Friday")
+    kernel.shutdown()
+    again = Kernel(tmp_path, notebook_env)
+    try:
+        again.run_ok("%load_ext adaptor_nb")
+        again.run_ok("%%agent --thread plan\nWhen do we ship?")
+        reply = again.run_ok("print(_agent.text)").text()
+        assert "This conversation has 1 earlier prompt" in reply
+        table = again.run_ok("%agent threads").text()
+        assert "plan" in table and "reference" in table
+    finally:
+        again.shutdown()

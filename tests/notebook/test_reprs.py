@@ -29,10 +29,8 @@ class Finding(BaseModel):
 
 
 async def test_structured_list_becomes_a_frame() -> None:
-    from adaptor_nb.notebook._runner import provider_schema
-
     agent = Agent(Driver())
-    result = await agent.send("find issues", schema=provider_schema(list[Finding])).result()
+    result = await agent.send("find issues", schema=list[Finding]).result()
     assert [f.line for f in result.decode(list[Finding])] == [1, 2, 3]
     frame = result.to_pandas()
     assert list(frame.columns) == ["file", "line"] and len(frame) == 3
