@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, AgentFailed, Notice, ProcessInfo, RunCancelled, ToolResult
+from adaptor_nb import Agent, AgentFailed, Notice, ProcessInfo, ProcessKind, RunCancelled, ToolResult
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
@@ -46,6 +46,8 @@ async def test_a_killed_app_server_fails_the_run_with_partial_output(
     assert isinstance(error, AgentFailed)
     assert "exited during a turn" in error.message
     assert error.details["exit_code"] == -signal.SIGKILL
+    exits = [e.data for e in of(events, ProcessInfo) if e.kind is ProcessKind.EXIT]
+    assert exits == [{"returncode": -signal.SIGKILL, "pid": int(spawn.data["pid"])}]
     assert isinstance(error.details["stderr_tail"], str)
     assert error.result is not None
     (tool_result,) = of(events, ToolResult)
@@ -63,6 +65,8 @@ async def test_a_garbage_line_becomes_a_notice_and_the_run_goes_on(
     assert result.text == "still fine"
     (notice,) = [n for n in of(events, Notice) if n.metadata.get("code") == "codex_unparseable_line"]
     assert notice.data["line"] == "this is not json-rpc"
+    (raw_line,) = [e for e in of(events, ProcessInfo) if e.kind is ProcessKind.STDOUT]
+    assert (raw_line.text, raw_line.data) == ("this is not json-rpc", {"json": False})
 
 
 async def test_a_model_error_without_retries_fails_the_run_clearly(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, Notice, ProcessInfo, TextDelta, Thinking, TurnEnd
+from adaptor_nb import Agent, Notice, ProcessInfo, ProcessKind, TextDelta, Thinking, TurnEnd
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
@@ -99,5 +99,9 @@ async def test_a_direct_send_runs_a_fresh_process_that_is_gone_afterwards(
         pids = spawned_pids(first) + spawned_pids(second)
         assert len(set(pids)) == 2
         assert not any(alive(pid) for pid in pids)
+    exits = [e.data for e in of(first, ProcessInfo) if e.kind is ProcessKind.EXIT]
+    assert exits == [{"returncode": 0, "pid": pids[0]}]
+    stderr = "".join(e.text for e in of(first, ProcessInfo) if e.kind is ProcessKind.STDERR)
+    assert "bubblewrap" in stderr  # Codex warns on stderr that it uses its bundled sandbox helper
     # A direct send uses an ephemeral Codex thread: nothing is written under CODEX_HOME/sessions.
     assert not list((Path(make_driver().config.codex_home or "") / "sessions").rglob("*.jsonl"))

@@ -295,7 +295,10 @@ class Driver:
             ) from None
         server.adopt_thread(result)
 
-    async def _release(self, server: AppServer, inv: Invocation, fingerprint: str, healthy: bool) -> None:
+    async def _release(
+        self, server: AppServer, inv: Invocation, ctx: RunContext, fingerprint: str, healthy: bool
+    ) -> None:
+        """Park the process in the Thread's slot after a healthy run, else close it (bounded, even if cancelled)."""
         server.route.ctx = None
         if healthy and server.alive and inv.slot is not None and not inv.spawn:
 
@@ -305,8 +308,14 @@ class Driver:
             inv.slot.attach(server, fingerprint, closer)
             return
         closing = asyncio.get_running_loop().create_task(server.close(self.config.grace_period))
-        with contextlib.suppress(BaseException):
-            await asyncio.shield(closing)
+        try:
+            returncode = await asyncio.shield(closing)
+        except BaseException:
+            return  # cancelled again while closing: the close goes on in its own task
+        task = asyncio.current_task()
+        if not server.exit_reported and not (task is not None and task.cancelling()):
+            with contextlib.suppress(Exception):
+                await ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": returncode, "pid": server.pid}))
 
     # -- the run -----------------------------------------------------------------------------------------
 
@@ -349,7 +358,7 @@ class Driver:
                 healthy=healthy,
             )
         finally:
-            await self._release(server, inv, fingerprint, healthy)
+            await self._release(server, inv, ctx, fingerprint, healthy)
 
     # -- inspection --------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...driver import CLIProcess, RunContext
-from ._rpc import RpcClient, ServerClosedError
+from ._rpc import Inbound, RpcClient, ServerClosedError, Wakeup
 
 # Notifications the driver never uses; opting out saves parsing on every turn.
 OPTED_OUT_NOTIFICATIONS = ("account/rateLimits/updated", "remoteControl/status/changed", "thread/started")
@@ -33,10 +33,14 @@ def _exited(pid: int) -> bool:
 
 
 class OutputRoute:
-    """Sends the process's raw stdout lines and stderr chunks to the run currently using it (none when parked)."""
+    """Sends the process's raw stdout lines and stderr chunks to the run currently using it (none when parked).
+
+    Stderr chunks also go on the inbound queue, so the run publishes them in order with everything else.
+    """
 
     def __init__(self) -> None:
         self.ctx: RunContext | None = None
+        self.inbound: asyncio.Queue[Inbound] | None = None
 
     def stdout(self, line: bytes) -> None:
         if self.ctx is not None:
@@ -45,6 +49,8 @@ class OutputRoute:
     def stderr(self, chunk: bytes) -> None:
         if self.ctx is not None:
             self.ctx.raw_stderr(chunk)
+            if self.inbound is not None:
+                self.inbound.put_nowait(Wakeup("stderr", chunk))
 
 
 class AppServer:
@@ -59,6 +65,7 @@ class AppServer:
         self.thread: dict[str, Any] = {}
         self.defaults: dict[str, Any] = {}
         self.applied: dict[str, Any] = {}
+        self.exit_reported = False
 
     @classmethod
     async def spawn(
@@ -76,6 +83,7 @@ class AppServer:
         """Start the process and complete ``initialize`` / ``initialized`` within ``startup_timeout`` seconds."""
         proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=route.stderr)
         rpc = RpcClient(proc, on_stdout=route.stdout)
+        route.inbound = rpc.inbound
         rpc.start()
         try:
             params = {

@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..._enums import Boundary, FailureReason, NoticeKind
-from ..._events import Event, Notice
+from ..._enums import Boundary, FailureReason, NoticeKind, ProcessKind
+from ..._events import Event, Notice, ProcessInfo
 from ..._result import TranscriptItem, Usage
 from ...driver import ApprovalSpec, ClaimedMessage, DriverFailure, RunContext
 from ._approvals import (
@@ -209,7 +209,10 @@ class TurnRunner:
             elif isinstance(item, Wakeup):
                 await self._wakeup(item)
             elif isinstance(item, Garbage):
-                text = item.line.decode("utf-8", "replace")
+                text = item.line[:4096].decode("utf-8", "replace")
+                await self.ctx.emit(
+                    ProcessInfo(kind=ProcessKind.STDOUT, text=text, bytes=item.line[:4096], data={"json": False})
+                )
                 await self.ctx.emit(
                     Notice(
                         kind=NoticeKind.LIFECYCLE.value,
@@ -219,6 +222,11 @@ class TurnRunner:
                     )
                 )
             elif isinstance(item, Closed):
+                pid = self.server.pid
+                self.server.exit_reported = True
+                await self.ctx.emit(
+                    ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": item.returncode, "pid": pid})
+                )
                 raise DriverFailure(
                     f"codex app-server exited during a turn (exit code {item.returncode})",
                     details={"turn_id": self.turn_id, "exit_code": item.returncode, "stderr_tail": self._tail()},
@@ -301,6 +309,11 @@ class TurnRunner:
             return
         if item.kind == "messages":
             await self._deliver_in_run()
+        elif item.kind == "stderr":
+            chunk: bytes = item.payload
+            await self.ctx.emit(
+                ProcessInfo(kind=ProcessKind.STDERR, text=chunk.decode("utf-8", "replace"), bytes=chunk)
+            )
 
     async def _deliver_in_run(self) -> None:
         port = self.ctx.messages
