@@ -274,11 +274,10 @@ class Driver:
         try:
             if inv.resume is not None:
                 method = "thread/fork" if inv.fork else "thread/resume"
-                result = await server.rpc.request(
-                    method, {"threadId": inv.resume.session_id, "excludeTurns": True, **params}
-                )
+                params = {"threadId": inv.resume.session_id, "excludeTurns": True, **params}
             else:
-                result = await server.rpc.request("thread/start", {**params, "ephemeral": not inv.thread_key})
+                method, params = "thread/start", {**params, "ephemeral": not inv.thread_key}
+            result = await server.rpc.request(method, params, timeout=self.config.startup_timeout)
         except RpcError as exc:
             if inv.resume is not None:
                 verb = "fork" if inv.fork else "resume"
@@ -292,6 +291,12 @@ class Driver:
             raise DriverFailure(
                 f"codex app-server exited before the thread opened (exit code {exc.returncode})",
                 details={"exit_code": exc.returncode, "stderr_tail": exc.stderr_tail},
+            ) from None
+        except TimeoutError:
+            raise DriverFailure(
+                f"Codex did not answer {method} within {self.config.startup_timeout:g} s (Config.startup_timeout)",
+                details={"stderr_tail": server.proc.stderr_tail()},
+                retryable=True,
             ) from None
         server.adopt_thread(result)
 

@@ -49,6 +49,7 @@ TURN_END_ONLY_RECHECK = 0.02
 
 
 def text_input(text: str) -> dict[str, Any]:
+    """A text item of ``turn/start`` / ``turn/steer`` input."""
     return {"type": "text", "text": text, "text_elements": []}
 
 
@@ -250,7 +251,8 @@ class TurnRunner:
             task.add_done_callback(lambda t: self.rpc.inbound.put_nowait(Wakeup("approval", t)))
             return
         if req.method in (USER_INPUT_REQUEST, ELICITATION_REQUEST):
-            await self.rpc.respond(req.id, declined_question(req.method, req.params))
+            with contextlib.suppress(ServerClosedError):
+                await self.rpc.respond(req.id, declined_question(req.method, req.params))
             await self.ctx.emit(
                 Notice(
                     kind=NoticeKind.LIFECYCLE.value,
@@ -260,7 +262,8 @@ class TurnRunner:
                 )
             )
             return
-        await self.rpc.respond_error(req.id, METHOD_NOT_FOUND, f"this client does not handle {req.method}")
+        with contextlib.suppress(ServerClosedError):
+            await self.rpc.respond_error(req.id, METHOD_NOT_FOUND, f"this client does not handle {req.method}")
         await self.ctx.emit(
             Notice(
                 kind=NoticeKind.LIFECYCLE.value,
@@ -276,7 +279,8 @@ class TurnRunner:
         answer = approval_answer(req.method, req.params, decision)
         if answer.get("decision") in ("cancel", "abort") or answer.get("action") == "cancel":
             self._cancelled_by_decision = True
-        await self.rpc.respond(req.id, answer)
+        with contextlib.suppress(ServerClosedError):  # a closed process shows up as Closed next
+            await self.rpc.respond(req.id, answer)
 
     def _withdraw(self, request_id: Any) -> None:
         key = str(request_id)
@@ -323,17 +327,20 @@ class TurnRunner:
         if port.pending(Boundary.INTERRUPT):
             self._interrupt_batch += port.claim(Boundary.INTERRUPT)
             self._interrupting = True
-            with contextlib.suppress(RpcError):
+            with contextlib.suppress(RpcError, ServerClosedError):  # a closed process shows up as Closed next
                 await self.rpc.request("turn/interrupt", {"threadId": thread_id, "turnId": self.turn_id})
             return
         if self._steering:
             for m in port.claim(Boundary.IN_RUN):
+                if not self._steering:
+                    port.requeue(m)
+                    continue
                 params = {"threadId": thread_id, "input": [text_input(m.text)], "expectedTurnId": self.turn_id}
                 try:
                     await self.rpc.request("turn/steer", params)
-                except RpcError:
-                    # The turn ended first: the message waits for the next turn instead.
-                    port.requeue(m)
+                except (RpcError, ServerClosedError) as exc:
+                    # The turn ended first (or the process is gone): the message waits for the next turn instead.
+                    port.requeue(m, possible_duplicate=isinstance(exc, ServerClosedError))
                     self._steering = False
                     continue
                 port.delivered(m, boundary=Boundary.IN_RUN, mechanism="turn/steer")
