@@ -145,3 +145,23 @@ async def test_a_parked_process_that_died_is_replaced_and_the_thread_resumed(
     assert len(spawned_pids(second)) == 1 and spawned_pids(second) != [pid]
     assert r2.metadata["thread_id"] == r1.metadata["thread_id"]
     assert fake.model_requests[-1].user_texts() == ["one [[say first]]", "two [[say second]]"]
+
+
+async def test_an_idle_app_server_fails_the_turn_after_idle_timeout(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    async with Agent(make_driver(idle_timeout=1.0), workspace=str(workspace)) as agent:
+        events, _, error = await run_all(agent.send("[[hold never]]"))
+        assert not any(alive(pid) for pid in spawned_pids(events))
+    assert isinstance(error, AgentFailed)
+    assert "sent nothing for 1 s" in error.message
+
+
+async def test_a_cli_that_never_answers_initialize_times_out_and_is_reaped(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    silent = ["/bin/sh", "-c", "sleep 60"]
+    async with Agent(make_driver(command=silent, startup_timeout=0.5), workspace=str(workspace)) as agent:
+        _, _, error = await run_all(agent.send("hi"))
+    assert isinstance(error, AgentFailed)
+    assert "did not answer initialize within 0.5 s" in error.message

@@ -218,15 +218,15 @@ class Driver:
                 route=route,
                 grace=cfg.grace_period,
             )
-        except OSError as exc:
-            raise DriverFailure(
-                f"could not start codex app-server ({argv[0]}): {exc}", details={"argv": argv}
-            ) from None
-        except TimeoutError:
+        except TimeoutError:  # before OSError: TimeoutError is one
             raise DriverFailure(
                 f"codex app-server did not answer initialize within {cfg.startup_timeout:g} s (Config.startup_timeout)",
                 details={"argv": argv},
                 retryable=True,
+            ) from None
+        except OSError as exc:
+            raise DriverFailure(
+                f"could not start codex app-server ({argv[0]}): {exc}", details={"argv": argv}
             ) from None
         except ServerClosedError as exc:
             raise DriverFailure(
