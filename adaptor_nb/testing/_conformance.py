@@ -27,7 +27,9 @@ with ``choices``), then answer ``reply`` (or the JSON value ``structured``), and
 turn of the same run (continuations with supplemental input). ``fail`` makes the model request fail (an HTTP 500) so
 the run must end in a RunError. ``hold`` pauses the first turn mid-stream until the suite calls
 ``case.hold.release()``; the server may wait on ``case.hold`` like a ``threading.Event`` (its ``wait()`` reports the
-arrival) or call ``case.hold.arrived()`` itself. ``prompt_for(case, index)`` makes the prompt of run ``index`` (the
+arrival) or call ``case.hold.arrived()`` itself. The suite releases the hold right after admitting a message, except
+for ``Timing.INTERRUPT``: then it keeps the turn held until the message is delivered or failed (at most half the
+timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run ``index`` (the
 default asks for the reply in plain words; a hook may add directives its fake server understands).
 
 The factory is also called once for the case named ``"descriptor"`` (no runs) to read the declared capabilities.
@@ -138,6 +140,7 @@ class Hold(threading.Event):
         super().__init__()
         self._arrival = threading.Event()
         self._callbacks: list[Callable[[], None]] = []
+        self._interrupt_callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._notify: Callable[[], None] | None = None
 
@@ -157,6 +160,22 @@ class Hold(threading.Event):
         """Report the arrival, then block until released (or ``timeout``)."""
         self.arrived()
         return super().wait(timeout)
+
+    def on_interrupt(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the suite has asked the provider to interrupt the held turn.
+
+        The hold itself stays closed until the interrupting message settles, so a real provider must abort the held
+        request on its own; a scripted model that only notices interrupts between its steps (like the reference
+        driver's) can use this to move on to its next step.
+        """
+        with self._lock:
+            self._interrupt_callbacks.append(callback)
+
+    def _interrupted(self) -> None:
+        with self._lock:
+            callbacks, self._interrupt_callbacks = self._interrupt_callbacks, []
+        for cb in callbacks:
+            cb()
 
     def on_release(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the hold is released (at once if it already is)."""
@@ -310,6 +329,7 @@ class _HoldGate(reference.Gate):
         super().__init__()
         self._hold = hold
         hold.on_release(self.open)
+        hold.on_interrupt(self.open)
 
     async def pass_through(self) -> None:
         self._hold.arrived()
@@ -421,6 +441,7 @@ class _Watch:
         self.stream = stream
         self.events: list[Event] = []
         self.content = asyncio.Event()
+        self.settled: dict[str, asyncio.Event] = {}
         self.problems: list[str] = []
         self._on_event = on_event
         self.task = asyncio.get_running_loop().create_task(self._consume())
@@ -430,6 +451,8 @@ class _Watch:
             self.events.append(ev)
             if isinstance(ev, TextDelta | Thinking | ToolCall):
                 self.content.set()
+            elif isinstance(ev, MessageUpdate) and ev.state is not MessageState.ACCEPTED:
+                self.settled.setdefault(ev.id, asyncio.Event()).set()
             if self._on_event is not None:
                 try:
                     out = self._on_event(ev)
@@ -690,6 +713,16 @@ class _Harness:
                 "until the suite releases it"
             )
 
+    async def settled(self, watch: _Watch, message_id: str, limit: float) -> bool:
+        """Wait until the message is delivered or failed, or the run ends; False if ``limit`` seconds pass first."""
+        flag = watch.settled.setdefault(message_id, asyncio.Event())
+        waiter = asyncio.ensure_future(flag.wait())
+        try:
+            done, _ = await asyncio.wait({waiter, watch.task}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        return bool(done)
+
     def release(self) -> None:
         if self.case is not None:
             self.case.hold.release()
@@ -914,12 +947,19 @@ async def _check_timing(h: _Harness, timing: Timing) -> str | None:
     text = f"Conformance supplemental message sent with {timing.name}."
     mid = f"conformance-{timing.name.lower()}"
     admitted = False
+    unsettled = ""
     try:
         await h.reach_hold(watch)
         try:
             got = await stream.send(text, id=mid, when=timing)
             admitted = True
             _expect(got == mid, f"send() returned id {got!r} for message {mid!r}")
+            if timing is Timing.INTERRUPT:
+                # The turn stays held: only an interrupt can end it before the model goes on.
+                assert h.case is not None
+                h.case.hold._interrupted()
+                if not await h.settled(watch, mid, h.settings.timeout / 2):
+                    unsettled = f" (it was still unsettled {h.settings.timeout / 2:g} s into the held turn)"
         except MessageUnsupportedError as exc:
             _expect(
                 not declared, f"Timing.{timing.name} is declared but the message was rejected as unsupported: {exc}"
@@ -944,7 +984,10 @@ async def _check_timing(h: _Harness, timing: Timing) -> str | None:
         "a declared timing must be delivered",
     )
     allowed = _expected_boundaries(caps, timing)
-    _expect(m.boundary in allowed, f"{timing.name} message delivered at {m.boundary!r}; expected one of {allowed}")
+    _expect(
+        m.boundary in allowed,
+        f"{timing.name} message delivered at {m.boundary!r}; expected one of {sorted(allowed)}{unsettled}",
+    )
     if m.boundary == Boundary.IN_RUN.value:
         _expect(Boundary.IN_RUN in caps.boundaries, "a message was delivered in-run, which the driver does not declare")
     return f"delivered at {m.boundary} by {m.mechanism or 'an unnamed mechanism'} in turn {m.turn}"
