@@ -29,8 +29,8 @@ the run must end in a RunError. ``hold`` pauses the first turn mid-stream until 
 ``case.hold.release()``; the server may wait on ``case.hold`` like a ``threading.Event`` (its ``wait()`` reports the
 arrival) or call ``case.hold.arrived()`` itself. The suite releases the hold right after admitting a message, except
 for ``Timing.INTERRUPT``: then it keeps the turn held until the message is delivered or failed (at most half the
-timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run ``index`` (the
-default asks for the reply in plain words; a hook may add directives its fake server understands).
+timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run
+``index`` (the default asks for the reply in plain words; a hook may add directives its fake server understands).
 
 The factory is also called once for the case named ``"descriptor"`` (no runs) to read the declared capabilities.
 Every check gets a fresh driver, Agent and workspace directory, is bounded by ``timeout`` seconds, and never sleeps
