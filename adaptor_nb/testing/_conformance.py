@@ -8,9 +8,9 @@ Usage with the offline reference driver (no hooks needed; the suite scripts it f
     async def test_reference_conforms():
         await run_driver_conformance(reference.Driver)
 
-A driver that talks to a real CLI needs a model that behaves as each check asks. The factory may take the check's
-:class:`ConformanceCase` and return a Driver, an awaitable of one, or an (async) context manager that yields one and
-cleans up afterwards, typically a fake model server scripted from ``case.runs``::
+A driver that talks to a real CLI needs a model that behaves as each check asks. A factory with a required positional
+parameter receives the check's :class:`ConformanceCase`; it returns a Driver, an awaitable of one, or an (async)
+context manager that yields one and cleans up afterwards, typically a fake model server scripted from ``case.runs``::
 
     @contextlib.asynccontextmanager
     async def claude_for(case: ConformanceCase):
