@@ -1,7 +1,8 @@
 """Codex turn latency: the driver on a persistent Thread and on fresh processes, beside the raw app-server.
 
-Everything runs against the fake OpenAI Responses server on 127.0.0.1, so the figures are the cost of Codex and
-of this library, not of a model. Run from the repository root::
+Everything runs against the fake OpenAI Responses server on 127.0.0.1 (in its own process, so it does not compete
+with the measured client for the GIL), so the figures are the cost of Codex and of this library, not of a model.
+Run from the repository root::
 
     .venv/bin/python benchmarks/codex_turns.py [--turns 20] [--fresh 8]
 
@@ -15,6 +16,7 @@ import asyncio
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import Any
 from adaptor_nb import Agent
 from adaptor_nb.drivers.codex import Config, Driver
 from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
-from adaptor_nb.testing import FakeOpenAIServer, find_cli
+from adaptor_nb.testing import find_cli
 
 KEY_ENV = "FAKE_OPENAI_API_KEY"
 
@@ -64,6 +66,31 @@ class RawAppServer:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         await self.proc.wait()
+
+
+SERVE_FAKE = """
+import sys
+from adaptor_nb.testing import FakeOpenAIServer
+with FakeOpenAIServer() as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+async def start_fake() -> tuple[asyncio.subprocess.Process, str]:
+    """Run the fake OpenAI server in a child process; returns it and its base URL."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", SERVE_FAKE, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    base_url = (await proc.stdout.readline()).decode().strip()
+    return proc, base_url
+
+
+async def stop_fake(proc: asyncio.subprocess.Process) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    await proc.wait()
 
 
 async def raw_turns(codex: str, env: dict[str, str], cwd: str, turns: int) -> tuple[float, list[float]]:
@@ -130,11 +157,12 @@ async def main() -> None:
     codex = find_cli("codex")
     if codex is None:
         raise SystemExit("the Codex CLI is not installed; run scripts/setup.sh")
+    fake, base_url = await start_fake()
     with tempfile.TemporaryDirectory(prefix="codex-bench-") as tmp:
-        async with FakeOpenAIServer() as fake:
+        try:
             home = write_codex_home(
                 Path(tmp) / "codex-home",
-                provider_settings(base_url=fake.base_url, env_key=KEY_ENV, request_max_retries=0),
+                provider_settings(base_url=base_url, env_key=KEY_ENV, request_max_retries=0),
             )
             cwd = str(Path(tmp))
             env = {**os.environ, "CODEX_HOME": str(home), "HOME": tmp, KEY_ENV: "sk-bench"}
@@ -154,6 +182,8 @@ async def main() -> None:
                 lib_warm += warm
             fresh_direct = await driver_fresh_runs(driver, cwd, args.fresh, thread=False)
             fresh_thread = await driver_fresh_runs(driver, cwd, args.fresh, thread=True)
+        finally:
+            await stop_fake(fake)
     print(f"Codex {os.path.basename(codex)} app-server against the fake OpenAI server, {os.cpu_count()} CPUs")
     print(f"raw app-server, warm turn          {fmt(raw_warm)}")
     print(f"driver, Thread (persistent) turn   {fmt(lib_warm)}")
