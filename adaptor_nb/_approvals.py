@@ -131,14 +131,17 @@ class ApprovalRequest(Event):
             raise ApprovalUnavailableError(f"approval {self.id} is not bound to a live run", request_id=self.id)
         return self._responder
 
-    def approve(self) -> None:
-        """Allow a permission or plan-review request."""
+    def approve(self, choice: str = "") -> None:
+        """Allow a permission or plan-review request; ``choice`` picks an offered variant (e.g. for the session)."""
         r = self._require()
         if self.kind is ApprovalKind.QUESTION:
             raise ApprovalKindMismatchError(
                 f"approval {self.id} is a question: use answer(option) or deny(reason)", request_id=self.id
             )
-        r.resolve(Decision("approve"))
+        if choice and choice not in {c.key for c in self.choices}:
+            offered = ", ".join(c.key for c in self.choices) or "none"
+            raise ValueError(f"approval {self.id} offers no choice {choice!r} (offered: {offered})")
+        r.resolve(Decision("approve", answer=choice))
 
     def deny(self, reason: str = "", *, interrupt: bool = False) -> None:
         """Deny any kind of request; ``interrupt`` also asks the provider to stop the turn."""

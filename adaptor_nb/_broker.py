@@ -55,6 +55,7 @@ class Broker:
         self._subscribe_waiters: list[asyncio.Future[bool]] = []
         self.published = 0
         self.dropped = 0
+        self._yield_at = max(1, capacity // 2)
 
     # -- state -------------------------------------------------------------------------------------------
 
@@ -72,7 +73,9 @@ class Broker:
 
     def _stamp(self, event: Event, source: EventSourceMeta | None) -> Event:
         self._seq += 1
-        meta = EventMeta(
+        # EventMeta is frozen; filling its dict directly skips six object.__setattr__ calls on this hot path.
+        meta = object.__new__(EventMeta)
+        meta.__dict__.update(
             run_id=self.run_id,
             thread_key=self.thread_key,
             sequence=self._seq,
@@ -104,7 +107,8 @@ class Broker:
             if self._ordinary >= self.capacity:
                 self._space.clear()
         self.published += 1
-        self._wake.set()
+        if not self._wake.is_set():
+            self._wake.set()
 
     def _drop(self, event: Event, reason: str) -> None:
         self._seq += 1
@@ -119,8 +123,8 @@ class Broker:
             return None
         if not is_droppable(event):
             return self.publish_critical(event, source)
-        if self._discarding or self.result_only:
-            self._drop(event, "result_only" if self.result_only else "cancelled")
+        if self._discarding or (self._result_only and not self._subscribed):
+            self._drop(event, "cancelled" if self._discarding else "result_only")
             return None
         if self._ordinary >= self.capacity:
             if self.blocking and self._subscribed:
@@ -134,9 +138,13 @@ class Broker:
             else:
                 self._drop(event, "buffer_full")
                 return None
-        self._flush_window()
+        if self._window.count:
+            self._flush_window()
         stamped = self._stamp(event, source)
         self._append(stamped, ordinary=True)
+        if self._subscribed and self._ordinary >= self._yield_at:
+            # Let the consumer catch up before the buffer fills, so a fast producer does not drop needlessly.
+            await asyncio.sleep(0)
         return stamped
 
     def publish_critical(self, event: Event, source: EventSourceMeta | None = None) -> Event:
@@ -240,9 +248,9 @@ class Broker:
         while True:
             if self._items:
                 ev = self._items.popleft()
-                if is_droppable(ev) and self._ordinary > 0:
+                if self._ordinary > 0 and is_droppable(ev):
                     self._ordinary -= 1
-                    if self._ordinary < self.capacity:
+                    if self._ordinary < self.capacity and not self._space.is_set():
                         self._space.set()
                 yield ev
                 if isinstance(ev, Done):

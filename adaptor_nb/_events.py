@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -200,17 +200,24 @@ class SubagentUpdate(Event):
 
 def with_meta(event: E, meta: EventMeta) -> E:
     """A copy of ``event`` with ``meta`` replaced (used by the broker and by replays)."""
-    return replace(event, meta=meta)
+    # Events are frozen dataclasses without __post_init__ or slots, so copying the instance dict is exact and much
+    # cheaper than dataclasses.replace (this runs once per published event).
+    new = object.__new__(type(event))
+    new.__dict__.update(event.__dict__)
+    new.__dict__["meta"] = meta
+    return new
+
+
+_CONTENT_TYPES = (TextDelta, Thinking, ToolCall)
+_RAW_KINDS = (ProcessKind.STDOUT, ProcessKind.STDERR)
 
 
 def is_droppable(event: Event) -> bool:
     """Only content deltas, raw output chunks and subagent deltas may be dropped under backpressure."""
-    if isinstance(event, TextDelta | Thinking):
-        return event.phase is Phase.CONTENT
-    if isinstance(event, ToolCall):
+    if isinstance(event, _CONTENT_TYPES):
         return event.phase is Phase.CONTENT
     if isinstance(event, ProcessInfo):
-        return event.kind in (ProcessKind.STDOUT, ProcessKind.STDERR)
+        return event.kind in _RAW_KINDS
     if isinstance(event, SubagentUpdate):
         return event.kind is SubagentKind.DELTA
     return False

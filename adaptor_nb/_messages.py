@@ -288,8 +288,9 @@ class MessageQueue:
         self._emit(e)
         self._changed.set()
 
-    async def wait(self) -> None:
-        while not any(self._claimable(e, b) for e in self._entries for b in _TIMINGS_AT):
+    async def wait(self, boundaries: frozenset[Boundary] | None = None) -> None:
+        targets = tuple(boundaries) if boundaries else tuple(_TIMINGS_AT)
+        while not any(self._claimable(e, b) for e in self._entries for b in targets):
             self._changed.clear()
             await self._changed.wait()
 

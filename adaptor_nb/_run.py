@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ._thread import ThreadBinding, ThreadPlan
 
 STDERR_TAIL = 4000
+_CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 
 
 class RunContextImpl:
@@ -61,6 +62,7 @@ class RunContextImpl:
     def __init__(self, ex: Execution) -> None:
         self._ex = ex
         self._messages = ex.queue if ex.queue.enabled else None
+        self._broker = ex.broker
         self._turns = 0
         self.usage: Usage | None = None
         self._turn_text: list[str] = []
@@ -88,11 +90,12 @@ class RunContextImpl:
         return self._ex.approvals
 
     async def emit(self, event: Event) -> None:
-        if isinstance(event, TextDelta) and event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
-            self._turn_text.append(event.text)
-        if isinstance(event, TurnEnd | Done | RunStarted | RunFinished):
+        if isinstance(event, TextDelta):
+            if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
+                self._turn_text.append(event.text)
+        elif isinstance(event, _CORE_ONLY):
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
-        await self._ex.broker.publish(event)
+        await self._broker.publish(event)
 
     def raw_stdout(self, data: bytes) -> None:
         self.stdout += data
@@ -212,6 +215,7 @@ class Execution:
         self.plan: ThreadPlan | None = None
         self.last_outcome: DriverOutcome | None = None
         self._started = False
+        self._early: list[Notice] = []
         self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
 
     # -- control -----------------------------------------------------------------------------------------
@@ -299,12 +303,22 @@ class Execution:
             self._apply_schema(schema, outcome, result)
         return result
 
+    def notice(self, notice: Notice) -> None:
+        """Publish a core notice; notices from planning wait until RunStarted has gone out."""
+        if self._started:
+            self.broker.publish_critical(notice)
+        else:
+            self._early.append(notice)
+
     def _run_started(self) -> None:
         self._started = True
         if self.queue.starting_id:
             # The starting prompt is handed to the provider from here on: keep its id as a receipt.
             self.queue.new_receipts[self.queue.starting_id] = time.time()
         self.broker.publish_critical(RunStarted(run_id=self.run_id, thread_id=self.thread_key))
+        early, self._early = self._early, []
+        for n in early:
+            self.broker.publish_critical(n)
 
     def _resolve_schema(self) -> ResolvedSchema | None:
         if self.call.get("schema") is None:
@@ -403,6 +417,9 @@ class Execution:
                 details={"timeout": timeout} if self._cancel_cause.startswith("the run timed out") else {},
             )
         exc = task.exception()
+        if exc is None and self._cancel_cause:
+            # The driver swallowed the cancellation: the run was still cancelled.
+            raise RunCancelled(self._cancel_cause, result=self._partial(task.result()))
         if exc is None:
             outcome = task.result()
             if outcome.failure is not None:

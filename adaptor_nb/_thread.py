@@ -152,7 +152,7 @@ class ThreadBinding:
         return codec if isinstance(codec, SessionCodec) else IdentityCodec()
 
     def _notice(self, ex: Execution, kind: str, text: str, data: dict[str, Any]) -> None:
-        ex.broker.publish_critical(Notice(kind=kind, text=text, data=data))
+        ex.notice(Notice(kind=kind, text=text, data=data))
 
     async def begin(self, ex: Execution) -> ThreadPlan:
         st = self.state

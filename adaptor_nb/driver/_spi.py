@@ -199,8 +199,8 @@ class MessagePort(Protocol):
 
     def requeue(self, message: ClaimedMessage, *, possible_duplicate: bool = False) -> None: ...
 
-    async def wait(self) -> None:
-        """Return when a message is (or becomes) claimable at some boundary."""
+    async def wait(self, boundaries: frozenset[Boundary] | None = None) -> None:
+        """Return when a message is (or becomes) claimable at one of ``boundaries`` (default: any)."""
         ...
 
 

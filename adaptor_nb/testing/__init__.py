@@ -1,28 +1,72 @@
 """Public test kit: driver and store conformance suites, fake model servers, replay CLI, CLI locator.
 
-Names load lazily so that importing this package stays cheap.
+Names load lazily so that importing this package stays cheap (the fake servers pull in HTTP machinery).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_LAZY: dict[str, str] = {
-    "run_driver_conformance": "._conformance",
-    "ConformanceReport": "._conformance",
-    "run_store_conformance": "._store_conformance",
-    "FakeAnthropicServer": "._anthropic",
-    "FakeOpenAIServer": "._openai",
-    "find_cli": "._clis",
-    "scenario": "..drivers.reference",
+if TYPE_CHECKING:
+    from ..drivers.reference import scenario
+    from ._anthropic import FakeAnthropicServer, TextBlock, ThinkingBlock, ToolUseBlock
+    from ._anthropic import RecordedRequest as AnthropicRequest
+    from ._anthropic import Reply as AnthropicReply
+    from ._clis import find_cli
+    from ._conformance import (
+        CHECKS,
+        CheckResult,
+        ConformanceCase,
+        ConformanceReport,
+        Hold,
+        ModelRun,
+        default_prompt,
+        run_driver_conformance,
+    )
+    from ._openai import FakeOpenAIServer, ToolCallSpec, example_for_schema
+    from ._openai import RecordedRequest as OpenAIRequest
+    from ._openai import Reply as OpenAIReply
+    from ._store_conformance import STORE_CHECKS, run_store_conformance
+
+# public name -> (module, attribute)
+_LAZY: dict[str, tuple[str, str]] = {
+    "run_driver_conformance": ("._conformance", "run_driver_conformance"),
+    "ConformanceReport": ("._conformance", "ConformanceReport"),
+    "ConformanceCase": ("._conformance", "ConformanceCase"),
+    "CheckResult": ("._conformance", "CheckResult"),
+    "ModelRun": ("._conformance", "ModelRun"),
+    "Hold": ("._conformance", "Hold"),
+    "CHECKS": ("._conformance", "CHECKS"),
+    "default_prompt": ("._conformance", "default_prompt"),
+    "run_store_conformance": ("._store_conformance", "run_store_conformance"),
+    "STORE_CHECKS": ("._store_conformance", "STORE_CHECKS"),
+    "FakeAnthropicServer": ("._anthropic", "FakeAnthropicServer"),
+    "AnthropicReply": ("._anthropic", "Reply"),
+    "AnthropicRequest": ("._anthropic", "RecordedRequest"),
+    "TextBlock": ("._anthropic", "TextBlock"),
+    "ThinkingBlock": ("._anthropic", "ThinkingBlock"),
+    "ToolUseBlock": ("._anthropic", "ToolUseBlock"),
+    "FakeOpenAIServer": ("._openai", "FakeOpenAIServer"),
+    "OpenAIReply": ("._openai", "Reply"),
+    "OpenAIRequest": ("._openai", "RecordedRequest"),
+    "ToolCallSpec": ("._openai", "ToolCallSpec"),
+    "example_for_schema": ("._openai", "example_for_schema"),
+    "find_cli": ("._clis", "find_cli"),
+    "scenario": ("..drivers.reference", "scenario"),
 }
 
 __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    target = _LAZY.get(name)
+    if target is None:
         raise AttributeError(f"module 'adaptor_nb.testing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(target[0], __name__), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

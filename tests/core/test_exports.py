@@ -42,3 +42,15 @@ def test_every_error_shares_one_root() -> None:
         obj = getattr(adaptor_nb, name)
         if isinstance(obj, type) and issubclass(obj, Exception):
             assert issubclass(obj, adaptor_nb.AdaptorError), name
+
+
+def test_importing_the_package_loads_no_heavy_dependencies() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, adaptor_nb; from adaptor_nb import Agent, Result;"
+        "print(','.join(m for m in ('pydantic', 'jsonschema', 'pandas', 'ipywidgets', 'anywidget') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

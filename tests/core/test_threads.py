@@ -266,3 +266,12 @@ async def test_standby_retries_once_after_a_retryable_failure_and_carries_input(
     assert calls[-1] == "carry me"
     assert retried.text and "carry me" in retried.text
     await sb.close()
+
+
+async def test_planning_notices_come_after_run_started() -> None:
+    agent = Agent(ref.Driver(resume=False))
+    th = agent.thread("k")
+    await th.send("one")
+    events = await collect(th.send("two"))
+    assert type(events[0]).__name__ == "RunStarted"
+    assert any(isinstance(e, Notice) and e.kind == "thread.continuity" for e in events[1:])

@@ -44,8 +44,7 @@ RETRYABLE_ERRORS = frozenset(
         "rateLimitExceeded",
     }
 )
-# While only turn-end input is queued, MessagePort.wait() returns at once; look again after this many seconds.
-TURN_END_ONLY_RECHECK = 0.02
+IN_TURN_BOUNDARIES = frozenset({Boundary.IN_RUN, Boundary.INTERRUPT})
 
 
 def text_input(text: str) -> dict[str, Any]:
@@ -294,12 +293,9 @@ class TurnRunner:
         assert port is not None
         while True:
             await self._rearm.wait()
-            await port.wait()
-            if port.pending(Boundary.IN_RUN) or port.pending(Boundary.INTERRUPT):
-                self._rearm.clear()
-                self.rpc.inbound.put_nowait(Wakeup("messages"))
-            else:
-                await asyncio.sleep(TURN_END_ONLY_RECHECK)
+            await port.wait(IN_TURN_BOUNDARIES)  # turn-end input waits for the turn to end
+            self._rearm.clear()
+            self.rpc.inbound.put_nowait(Wakeup("messages"))
 
     async def _wakeup(self, item: Wakeup) -> None:
         if item.kind == "approval":
