@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
+import json.scanner
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +19,10 @@ EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
 
 _loads = json.loads
+# The C scanner of a plain decoder: one call per line, no per-line encoding detection or wrapper checks.
+_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _READ = 1 << 18
+_F_SETPIPE_SZ = 1031
 
 
 class ClaudeProcess:
@@ -57,6 +62,7 @@ class ClaudeProcess:
                 holder[0].inbox.put_nowait((STDERR, chunk))
 
         cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
+        _widen_pipe(cli)
         proc = cls(cli, fingerprint, argv)
         holder.append(proc)
         return proc
@@ -100,13 +106,12 @@ class ClaudeProcess:
                     pending.clear()
                 else:
                     data = chunk
-                parts = data.split(b"\n")
-                tail = parts.pop()
-                if tail:
-                    pending.append(tail)
-                put((LINES, chunk, self._decode(parts)))
+                cut = data.rfind(b"\n")
+                if cut + 1 < len(data):
+                    pending.append(data[cut + 1 :])
+                put((LINES, chunk, self._decode(data[:cut])))
             if pending:
-                put((LINES, b"", self._decode([b"".join(pending)])))
+                put((LINES, b"", self._decode(b"".join(pending))))
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
@@ -120,20 +125,31 @@ class ClaudeProcess:
             self._waiters.clear()
             put((EOF, rc))
 
-    def _decode(self, lines: list[bytes]) -> list[dict[str, Any] | bytes]:
+    def _decode(self, block: bytes) -> list[dict[str, Any] | bytes]:
+        """Decode complete lines; a line that is not a JSON object is passed on as its bytes."""
+        try:
+            lines: list[str] = block.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            lines = [line.decode("utf-8", "surrogateescape") for line in block.split(b"\n")]
         out: list[dict[str, Any] | bytes] = []
         append = out.append
         waiters = self._waiters
+        scan = _scan
         for line in lines:
             if not line:
                 continue
             try:
-                obj = _loads(line)
-            except ValueError:
-                append(line)
-                continue
+                obj, end = scan(line, 0)
+                if end != len(line) and line[end:].strip():
+                    raise ValueError("trailing data")
+            except (StopIteration, ValueError):
+                try:
+                    obj = _loads(line)
+                except ValueError:
+                    append(line.encode("utf-8", "surrogateescape"))
+                    continue
             if type(obj) is not dict:
-                append(line)
+                append(line.encode("utf-8", "surrogateescape"))
                 continue
             kind = obj.get("type")
             if kind == "control_response" and waiters:
@@ -254,6 +270,16 @@ class ClaudeProcess:
     def kill_now(self) -> None:
         """SIGKILL the group at once (for synchronous emergency cleanup)."""
         self.cli.kill_now()
+
+
+def _widen_pipe(cli: CLIProcess) -> None:
+    """Ask Linux for a 1 MiB stdout pipe: fewer wake-ups when the CLI writes fast (best effort, elsewhere a no-op)."""
+    try:
+        transport = cli.proc._transport  # type: ignore[attr-defined]
+        pipe = transport.get_pipe_transport(1).get_extra_info("pipe")
+        fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, 1 << 20)
+    except Exception:
+        pass
 
 
 def _consume(task: asyncio.Task[Any]) -> None:

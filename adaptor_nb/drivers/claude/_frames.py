@@ -109,8 +109,8 @@ class FrameTranslator:
 
     def __init__(self, transcript: Any) -> None:
         self._transcript = transcript
-        self._blocks: dict[int, _Block] = {}
-        self._msg_id = ""
+        self.blocks: dict[int, _Block] = {}
+        self.msg_id = ""
         self._streamed: set[str] = set()
         self._streamed_blocks: list[tuple[str, str]] = []
         self._ended_tools: set[str] = set()
@@ -134,7 +134,7 @@ class FrameTranslator:
             return self._subagent_stream(frame["parent_tool_use_id"], ev)
         et = ev.get("type")
         if et == "content_block_delta":
-            blk = self._blocks.get(ev.get("index", -1))
+            blk = self.blocks.get(ev.get("index", -1))
             delta = ev.get("delta")
             if blk is None or not isinstance(delta, dict):
                 return []
@@ -142,11 +142,11 @@ class FrameTranslator:
             if dt == "text_delta":
                 text = delta.get("text", "")
                 blk.parts.append(text)
-                return [TextDelta(text=text, message_id=self._msg_id)]
+                return [TextDelta(text=text, message_id=self.msg_id)]
             if dt == "thinking_delta":
                 text = delta.get("thinking", "")
                 blk.parts.append(text)
-                return [Thinking(text=text, message_id=self._msg_id)]
+                return [Thinking(text=text, message_id=self.msg_id)]
             if dt == "input_json_delta":
                 part = delta.get("partial_json", "")
                 blk.parts.append(part)
@@ -157,31 +157,31 @@ class FrameTranslator:
             kind = cb.get("type", "other") if isinstance(cb, dict) else "other"
             index = ev.get("index", -1)
             if kind == "text":
-                self._blocks[index] = _Block("text")
-                return [TextDelta(message_id=self._msg_id, phase=Phase.START)]
+                self.blocks[index] = _Block("text")
+                return [TextDelta(message_id=self.msg_id, phase=Phase.START)]
             if kind in ("thinking", "redacted_thinking"):
-                self._blocks[index] = _Block("thinking")
-                return [Thinking(message_id=self._msg_id, phase=Phase.START)]
+                self.blocks[index] = _Block("thinking")
+                return [Thinking(message_id=self.msg_id, phase=Phase.START)]
             if kind in ("tool_use", "server_tool_use", "mcp_tool_use") and isinstance(cb, dict):
                 tool_id = str(cb.get("id", ""))
                 name = str(cb.get("name", ""))
-                self._blocks[index] = _Block("tool_use", tool_id=tool_id, name=name)
+                self.blocks[index] = _Block("tool_use", tool_id=tool_id, name=name)
                 self.tool_names[tool_id] = name
                 return [ToolCall(id=tool_id, name=name, phase=Phase.START)]
-            self._blocks[index] = _Block("other")
+            self.blocks[index] = _Block("other")
             return []
         if et == "content_block_stop":
-            blk = self._blocks.pop(ev.get("index", -1), None)
+            blk = self.blocks.pop(ev.get("index", -1), None)
             return self._end_block(blk) if blk is not None else []
         if et == "message_start":
             msg = ev.get("message")
             if isinstance(msg, dict):
-                self._msg_id = str(msg.get("id", ""))
-                self._streamed.add(self._msg_id)
+                self.msg_id = str(msg.get("id", ""))
+                self._streamed.add(self.msg_id)
                 model = msg.get("model")
                 if isinstance(model, str) and model and not model.startswith("<"):
                     self.model = model
-            self._blocks.clear()
+            self.blocks.clear()
             self._streamed_blocks.clear()
             return []
         return []
@@ -192,11 +192,11 @@ class FrameTranslator:
         if blk.kind == "text":
             text = "".join(blk.parts)
             self._transcript(TranscriptItem(kind="text", text=text, model=self.model))
-            return [TextDelta(message_id=self._msg_id, phase=Phase.END)]
+            return [TextDelta(message_id=self.msg_id, phase=Phase.END)]
         if blk.kind == "thinking":
             text = "".join(blk.parts)
             self._transcript(TranscriptItem(kind="thinking", text=text, model=self.model))
-            return [Thinking(message_id=self._msg_id, phase=Phase.END)]
+            return [Thinking(message_id=self.msg_id, phase=Phase.END)]
         if blk.kind == "tool_use":
             if blk.tool_id in self._ended_tools:
                 return []
@@ -299,7 +299,7 @@ class FrameTranslator:
         text = str(block.get("text") if bt == "text" else (block.get("thinking") or block.get("text") or ""))
         if (kind, text) in self._streamed_blocks:
             return True
-        return any(b.kind == kind and "".join(b.parts) == text for b in self._blocks.values())
+        return any(b.kind == kind and "".join(b.parts) == text for b in self.blocks.values())
 
     def user(self, frame: dict[str, Any]) -> list[Event]:
         """One ``user`` line that is not an echo of our own input: tool results or the CLI's own notes."""

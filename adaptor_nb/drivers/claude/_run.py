@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
 from ..._errors import ResumeRejectedError
-from ..._events import Event, Notice, ProcessInfo
+from ..._events import Event, Notice, ProcessInfo, TextDelta
 from ..._result import TranscriptItem
 from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
 from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
@@ -19,7 +19,6 @@ from ._approvals import approval_spec, decision_response, error_response
 from ._frames import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
-_PARK_POLL = 0.05
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
@@ -73,8 +72,7 @@ class ClaudeRun:
         self.exit_code: int | None = None
         self._in_tool_phase = False
         self._watcher: asyncio.Task[None] | None = None
-        self._rearm = asyncio.Event()
-        self._park_handle: asyncio.TimerHandle | None = None
+        self._watching: frozenset[Boundary] = frozenset()
         self._outcome: DriverOutcome | None = None
         self._failure: DriverFailure | None = None
 
@@ -83,8 +81,6 @@ class ClaudeRun:
     async def execute(self) -> DriverOutcome:
         """Write the prompt and follow the CLI until the run's last turn ended."""
         self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt")
-        if self.ctx.messages is not None:
-            self._watcher = asyncio.get_running_loop().create_task(self._watch())
         try:
             await self._loop()
         except _Finished:
@@ -96,8 +92,6 @@ class ClaudeRun:
 
     async def close(self) -> None:
         """Stop helper tasks (message watcher, approvals still waiting)."""
-        if self._park_handle is not None:
-            self._park_handle.cancel()
         tasks = [t for t in (self._watcher, *self.approval_tasks.values()) if t is not None and not t.done()]
         for t in tasks:
             t.cancel()
@@ -144,6 +138,7 @@ class ClaudeRun:
         ctx = self.ctx
         emit = ctx.emit
         tr = self.tr
+        blocks = tr.blocks
         while True:
             item = await self._next()
             kind = item[0]
@@ -157,6 +152,17 @@ class ClaudeRun:
                     t = frame.get("type")
                     self.saw_output = True
                     if t == "stream_event":
+                        # The hot path: a top-level text delta becomes one TextDelta without further dispatch.
+                        ev = frame.get("event")
+                        if type(ev) is dict and ev.get("type") == "content_block_delta":
+                            delta = ev.get("delta")
+                            if type(delta) is dict and delta.get("type") == "text_delta":
+                                blk = blocks.get(ev.get("index", -1))
+                                if blk is not None and not frame.get("parent_tool_use_id"):
+                                    text = delta.get("text", "")
+                                    blk.parts.append(text)
+                                    await emit(TextDelta(text=text, message_id=tr.msg_id))
+                                    continue
                         for ev in tr.stream_event(frame):
                             await emit(ev)
                         if tr.open_tools and not self._in_tool_phase:
@@ -172,11 +178,13 @@ class ClaudeRun:
                             continue
                         for ev in tr.user(frame):
                             await emit(ev)
-                        if not tr.open_tools:
+                        if not tr.open_tools and self._in_tool_phase:
                             self._in_tool_phase = False
+                            self._rewatch()
                     elif t == "system":
-                        if frame.get("subtype") == "init":
+                        if frame.get("subtype") == "init" and not self.turn_active:
                             self.turn_active = True
+                            self._rewatch()
                             self.session_id = str(frame.get("session_id") or self.session_id)
                         for ev in tr.system(frame):
                             await emit(ev)
@@ -281,22 +289,30 @@ class ClaudeRun:
 
     # -- supplemental messages ---------------------------------------------------------------------------
 
-    async def _watch(self) -> None:
+    def _rewatch(self) -> None:
+        """Watch the queue for exactly what can be delivered now: nothing is claimed that must wait anyway."""
+        if self.ctx.messages is None:
+            return
+        wanted: set[Boundary] = set()
+        if self.turn_active:
+            if not self.interrupting:
+                wanted.add(Boundary.INTERRUPT)
+            if self.tr.open_tools:
+                wanted.add(Boundary.IN_RUN)
+        boundaries = frozenset(wanted)
+        watcher = self._watcher
+        if boundaries == self._watching and watcher is not None and not watcher.done():
+            return
+        if watcher is not None and not watcher.done():
+            watcher.cancel()
+        self._watching = boundaries
+        self._watcher = asyncio.get_running_loop().create_task(self._watch(boundaries)) if boundaries else None
+
+    async def _watch(self, boundaries: frozenset[Boundary]) -> None:
         msgs = self.ctx.messages
         assert msgs is not None
-        while True:
-            await msgs.wait()
-            self.proc.inbox.put_nowait((WAKE, self, "messages"))
-            await self._rearm.wait()
-            self._rearm.clear()
-
-    def _rearm_later(self) -> None:
-        if self._park_handle is None:
-            self._park_handle = asyncio.get_running_loop().call_later(_PARK_POLL, self._unpark)
-
-    def _unpark(self) -> None:
-        self._park_handle = None
-        self._rearm.set()
+        await msgs.wait(boundaries)
+        self.proc.inbox.put_nowait((WAKE, self, "messages"))
 
     def _tool_phase(self) -> None:
         """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
@@ -308,23 +324,17 @@ class ClaudeRun:
         msgs = self.ctx.messages
         if msgs is None:
             return
-        claimed_any = False
         if self.turn_active and not self.interrupting and msgs.pending(Boundary.INTERRUPT):
             claimed = msgs.claim(Boundary.INTERRUPT)
             if claimed:
-                claimed_any = True
                 self.interrupt_claims.extend(claimed)
                 self.interrupting = True
                 self.proc.interrupt_soon()
         if self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
             claimed = msgs.claim(Boundary.IN_RUN)
             if claimed:
-                claimed_any = True
                 self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.IN_RUN, "stdin")
-        if claimed_any:
-            self._rearm.set()
-        else:
-            self._rearm_later()
+        self._rewatch()
 
     async def _wake(self, payload: Any) -> None:
         if payload == "messages":
@@ -375,6 +385,7 @@ class ClaudeRun:
         self.turn_active = False
         self._in_tool_phase = False
         self.tr.open_tools.clear()
+        self._rewatch()
         self.last = res
         more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
         self.proc.busy = bool(self.pending)
