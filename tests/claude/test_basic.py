@@ -6,7 +6,19 @@ import json
 
 import pytest
 
-from adaptor_nb import Done, Notice, Phase, ProcessInfo, ProcessKind, RunStarted, TextDelta, Thinking, TurnEnd
+from adaptor_nb import (
+    Done,
+    Notice,
+    Phase,
+    ProcessInfo,
+    ProcessKind,
+    RunStarted,
+    SubagentKind,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    TurnEnd,
+)
 from adaptor_nb.testing._anthropic import FakeAnthropicServer, Reply
 
 from .helpers import drain, of
@@ -75,3 +87,15 @@ async def test_transcript_mirrors_the_events(agent_factory, workspace) -> None:
     assert "hello notes" in tool_result.text and not tool_result.is_error
     final = result.transcript()[-1]
     assert final.subtype == "success" and final.session_id and final.usage is not None
+
+
+async def test_a_subagent_reports_its_progress(agent_factory, make_config, fake: FakeAnthropicServer) -> None:
+    task = {"description": "look around", "prompt": "sub task [[say sub done]]", "subagent_type": "general-purpose"}
+    agent = agent_factory(make_config(bare=False))
+    events, result, err = await drain(agent.send(f"delegate [[tool Agent {json.dumps(task)}]] [[say main done]]"))
+    assert err is None and result is not None and result.text == "main done"
+    updates = of(events, SubagentUpdate)
+    assert updates[0].kind is SubagentKind.STARTED and updates[0].summary == "look around"
+    assert updates[-1].kind is SubagentKind.FINISHED and updates[-1].state == "completed"
+    assert {u.task for u in updates} == {updates[0].task}
+    assert any(r.prompt == "sub task [[say sub done]]" for r in fake.message_requests)

@@ -137,3 +137,13 @@ async def test_cancel_on_a_thread_settles_its_process_for_the_next_send(agent_fa
     assert isinstance(err, RunCancelled)
     _events, result, err = await drain(thread.send("again [[say back]]"))
     assert err is None and result is not None and result.text == "back"
+
+
+async def test_an_api_retry_is_reported_as_a_notice(agent_factory, make_config, fake: FakeAnthropicServer) -> None:
+    fake.enqueue(Reply.error(529, "busy for a moment"))
+    agent = agent_factory(make_config(env={"CLAUDE_CODE_MAX_RETRIES": "1"}))
+    events, result, err = await drain(agent.send("retry me [[say recovered]]"))
+    assert err is None and result is not None and result.text == "recovered"
+    [retry] = [n for n in of(events, Notice) if n.metadata.get("code") == "claude.api_retry"]
+    assert retry.data["error_status"] == 529 and retry.data["attempt"] == 1
+    assert len(fake.message_requests) == 2
