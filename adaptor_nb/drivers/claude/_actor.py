@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import json.scanner
 from collections.abc import Callable
@@ -49,6 +48,7 @@ class ClaudeProcess:
         self.turns_seen = 0
         self._settling: asyncio.Task[None] | None = None
         loop = asyncio.get_running_loop()
+        self.loop = loop
         self._reader = loop.create_task(self._read(), name=f"claude reader {cli.pid}")
         self._writer = loop.create_task(self._write(), name=f"claude writer {cli.pid}")
 
@@ -79,7 +79,8 @@ class ClaudeProcess:
 
     def reusable(self, fingerprint: str) -> bool:
         """Whether a new run with ``fingerprint`` may use this process now or after it settles."""
-        return self.alive and fingerprint == self.fingerprint
+        same_loop = self.loop is asyncio.get_running_loop() and not self.loop.is_closed()
+        return same_loop and self.alive and fingerprint == self.fingerprint
 
     def stderr_tail(self) -> str:
         return self.cli.stderr_tail()
@@ -275,6 +276,8 @@ class ClaudeProcess:
 def _widen_pipe(cli: CLIProcess) -> None:
     """Ask Linux for a 1 MiB stdout pipe: fewer wake-ups when the CLI writes fast (best effort, elsewhere a no-op)."""
     try:
+        import fcntl
+
         transport = cli.proc._transport  # type: ignore[attr-defined]
         pipe = transport.get_pipe_transport(1).get_extra_info("pipe")
         fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, 1 << 20)

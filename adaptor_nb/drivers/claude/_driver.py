@@ -187,7 +187,10 @@ class Driver:
             if same_session and old.reusable(launch.fingerprint) and await old.settled(grace + 1.0):
                 return old, None
             slot.detach()
-            await _shielded_close(old, grace)
+            if old.loop is asyncio.get_running_loop():
+                await _shielded_close(old, grace)
+            else:
+                old.kill_now()  # parked by an event loop that is gone (for example an earlier asyncio.run)
         sid = wanted
         fork = bool(inv.fork and wanted)
         argv = launch.with_resume(sid, fork=fork)
