@@ -133,3 +133,20 @@ async def test_messages_on_a_thread_process_across_sends(agent_factory, fake: Fa
     assert result.turns == 2 and result.text == "with addition"
     third = await thread.send("third [[say third]]").result()
     assert third.text == "third" and third.turns == 1
+
+
+async def test_an_interrupt_at_the_turn_limit_fails_the_message(agent_factory, fake: FakeAnthropicServer) -> None:
+    gate = threading.Event()
+    fake.enqueue(Reply.text("cut short", chunks=4, hold=gate))
+    stream = agent_factory(policy=Policy(messages=MessagePolicy(max_turns=1))).send("begin")
+    try:
+        async for ev in stream.events():
+            if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+                await stream.send("too late [[say never]]", when=Timing.INTERRUPT, id="m-late-int")
+        result = await stream.result()
+    finally:
+        gate.set()
+    assert result.turns == 1
+    [outcome] = result.undelivered()
+    assert outcome.reason is MessageFailure.LIMIT_EXCEEDED and outcome.text == "too late [[say never]]"
+    assert len(fake.message_requests) == 1

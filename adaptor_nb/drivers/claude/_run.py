@@ -368,7 +368,9 @@ class ClaudeRun:
         if res.session_id:
             self.session_id = res.session_id
         if self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0:
-            rejected = [e for e in res.errors if "No conversation found" in e or "session" in e.lower()]
+            rejected = [
+                e for e in res.errors if "No conversation found" in e or ("session" in e.lower() and "found" in e)
+            ]
             if rejected:
                 self.proc.busy = False
                 raise ResumeRejectedError(
@@ -393,10 +395,10 @@ class ClaudeRun:
             if self.interrupting and res.subtype == "error_during_execution":
                 self.interrupting = False
                 claimed, self.interrupt_claims = self.interrupt_claims, []
-                if more and not self.pending:
+                if more:
                     self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
                     return
-                self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED if not more else MessageFailure.RUN_FAILED)
+                self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED)
                 self._finish()
             self._failure = self._classify(res)
             if self.pending:
