@@ -12,9 +12,8 @@ import pytest
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import claude
-from adaptor_nb.testing import run_driver_conformance
+from adaptor_nb.testing import ConformanceCase, ModelRun, run_driver_conformance
 from adaptor_nb.testing._anthropic import FakeAnthropicServer, RecordedRequest, Reply
-from adaptor_nb.testing._conformance import ConformanceCase, ModelRun
 
 from .conftest import QUIET_ENV, SECRET
 

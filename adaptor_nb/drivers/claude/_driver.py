@@ -122,8 +122,6 @@ class Driver:
         slot = None if inv.spawn else inv.slot
         grace = self.config.grace_period
         proc, resumed = await self._acquire(slot, launch, inv, grace)
-        if resumed is not None:
-            await ctx.emit(emit_spawn(proc, resumed, inv.fork and inv.resume is not None))
         run = ClaudeRun(
             proc,
             ctx,
@@ -134,6 +132,8 @@ class Driver:
         )
         keep = False
         try:
+            if resumed is not None:
+                await ctx.emit(emit_spawn(proc, resumed, inv.fork and inv.resume is not None))
             outcome = await run.execute()
             keep = slot is not None and proc.alive and not proc.busy
             if not keep:
