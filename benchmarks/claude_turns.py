@@ -91,9 +91,9 @@ async def bench_turns(turns: int, fresh: int) -> None:
         print("turns: Claude Code not found (run scripts/setup.sh); skipped")
         return
     with FakeAnthropicServer() as server, tempfile.TemporaryDirectory() as tmp:
-        home, ws = Path(tmp, "home"), Path(tmp, "ws")
-        home.mkdir()
-        ws.mkdir()
+        home, ws = os.path.join(tmp, "home"), os.path.join(tmp, "ws")
+        os.mkdir(home)
+        os.mkdir(ws)
         env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-b", **QUIET}
         # The raw floor uses the flags the driver uses, so both sides ask the CLI for the same work.
         argv = [cli, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
