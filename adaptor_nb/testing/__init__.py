@@ -56,7 +56,31 @@ _LAZY: dict[str, tuple[str, str]] = {
     "scenario": ("..drivers.reference", "scenario"),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "CHECKS",
+    "STORE_CHECKS",
+    "AnthropicReply",
+    "AnthropicRequest",
+    "CheckResult",
+    "ConformanceCase",
+    "ConformanceReport",
+    "FakeAnthropicServer",
+    "FakeOpenAIServer",
+    "Hold",
+    "ModelRun",
+    "OpenAIReply",
+    "OpenAIRequest",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolCallSpec",
+    "ToolUseBlock",
+    "default_prompt",
+    "example_for_schema",
+    "find_cli",
+    "run_driver_conformance",
+    "run_store_conformance",
+    "scenario",
+]
 
 
 def __getattr__(name: str) -> Any:
