@@ -32,11 +32,11 @@ from ._errors import (
     RunError,
     StructuredOutputUnsupportedError,
 )
-from ._events import Done, Event, Notice, RunFinished, RunStarted, TextDelta, TurnEnd
+from ._events import Done, Event, Notice, RunFinished, RunStarted, SubagentUpdate, TextDelta, TurnEnd
 from ._messages import MessageQueue, limit_warning_turn
 from ._options import RunSettings
 from ._policy import Author
-from ._result import RawStreams, Result, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
+from ._result import RawStreams, Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
 from ._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
 from .driver._spi import (
     ClaimedMessage,
@@ -71,6 +71,7 @@ class RunContextImpl:
         self.stderr = bytearray()
         self.terminal_payload: TerminalPayload | None = None
         self.items: list[TranscriptItem] = []
+        self.subagents: dict[str, SubagentResult] = {}
         self._warned = False
 
     @property
@@ -93,9 +94,23 @@ class RunContextImpl:
         if isinstance(event, TextDelta):
             if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
                 self._turn_text.append(event.text)
+        elif isinstance(event, SubagentUpdate):
+            self._subagent(event)
         elif isinstance(event, _CORE_ONLY):
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
         await self._broker.publish(event)
+
+    def _subagent(self, ev: SubagentUpdate) -> None:
+        key = ev.task or ev.member
+        cur = self.subagents.get(key) or SubagentResult(member=ev.member, task=ev.task)
+        self.subagents[key] = SubagentResult(
+            member=ev.member or cur.member,
+            task=ev.task or cur.task,
+            state=ev.state or cur.state,
+            summary=ev.summary or cur.summary,
+            usage=cur.usage,
+            unread=cur.unread,
+        )
 
     def raw_stdout(self, data: bytes) -> None:
         self.stdout += data
@@ -500,6 +515,7 @@ class Execution:
         r._raw = RawStreams(bytes(ctx.stdout), bytes(ctx.stderr), ctx.terminal_payload)
         r._transcript = list(ctx.items)
         r._messages = self.queue.outcomes()
+        r._subagents = list(ctx.subagents.values())
         if outcome is not None and outcome.has_structured:
             r._structured = outcome.structured
             r._has_structured = True

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import os
 import signal
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 READ_CHUNK = 1 << 16
 STDERR_TAIL_BYTES = 8192
+
+# Every process still running when the interpreter exits (a kernel shut down mid-run) is killed with its group.
+_LIVE: weakref.WeakSet[CLIProcess] = weakref.WeakSet()
+
+
+@atexit.register
+def _reap_at_exit() -> None:
+    for proc in list(_LIVE):
+        if proc.proc.returncode is None:
+            proc.kill_now()
 
 
 class CLIProcess:
@@ -34,6 +46,7 @@ class CLIProcess:
         self._eof = False
         self._write_lock = asyncio.Lock()
         self.closed = False
+        _LIVE.add(self)
 
     @classmethod
     async def start(

@@ -84,3 +84,10 @@ async def test_raw_holds_streams_and_result_has_model_and_provider() -> None:
     result = await Agent(ref.Driver(), model="demo-model").send("x")
     assert result.model == "demo-model" and result.provider == "reference"
     assert result.metadata == {"scripted": "true"}
+
+
+async def test_subagent_progress_is_summarized_in_the_result() -> None:
+    sc = ref.Scenario(ref.Turn(ref.Subagent("explore the repo", "found 3 modules"), "done"))
+    result = await Agent(ref.Driver(scenario=sc)).send("x")
+    (sub,) = result.subagents()
+    assert sub.task == "explore the repo" and sub.state == "completed" and sub.summary == "found 3 modules"
