@@ -8,7 +8,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ._events import Done, Dropped, Event, EventMeta, EventSourceMeta, event_kind, is_droppable, with_meta
+from ._events import (
+    EMPTY_META,
+    Done,
+    Dropped,
+    Event,
+    EventMeta,
+    EventSourceMeta,
+    event_kind,
+    is_droppable,
+    with_meta,
+)
 
 
 @dataclass
@@ -83,7 +93,11 @@ class Broker:
             turn_id=self.turn_id,
             source=source if source is not None else event.meta.source,
         )
-        return with_meta(event, meta)
+        if event.meta is EMPTY_META:
+            # A fresh payload from a driver: nobody else holds it yet, so it is stamped in place.
+            event.__dict__["meta"] = meta
+            return event
+        return with_meta(event, meta)  # an event that already went out (a replay) is copied
 
     def _flush_window(self) -> None:
         w = self._window
