@@ -20,6 +20,10 @@ from ._events import (
     with_meta,
 )
 
+_new = object.__new__
+_set = object.__setattr__
+_now = datetime.now
+
 
 @dataclass
 class _DropWindow:
@@ -53,6 +57,7 @@ class Broker:
         self.turn_id = ""
         self._seq = 0
         self._items: deque[Event] = deque()
+        self._flags: deque[bool] = deque()  # parallel to _items: counted in the ordinary buffer
         self._ordinary = 0
         self._window = _DropWindow()
         self._subscribed = False
@@ -82,16 +87,20 @@ class Broker:
         return self._closed
 
     def _stamp(self, event: Event, source: EventSourceMeta | None) -> Event:
-        self._seq += 1
-        # EventMeta is frozen; filling its dict directly skips six object.__setattr__ calls on this hot path.
-        meta = object.__new__(EventMeta)
-        meta.__dict__.update(
-            run_id=self.run_id,
-            thread_key=self.thread_key,
-            sequence=self._seq,
-            time=datetime.now(UTC),
-            turn_id=self.turn_id,
-            source=source if source is not None else event.meta.source,
+        self._seq = seq = self._seq + 1
+        # EventMeta is frozen; building its dict directly skips the dataclass __init__ on this hot path.
+        meta = _new(EventMeta)
+        _set(
+            meta,
+            "__dict__",
+            {
+                "run_id": self.run_id,
+                "thread_key": self.thread_key,
+                "sequence": seq,
+                "time": _now(UTC),
+                "turn_id": self.turn_id,
+                "source": source if source is not None else event.meta.source,
+            },
         )
         if event.meta is EMPTY_META:
             # A fresh payload from a driver: nobody else holds it yet, so it is stamped in place.
@@ -116,6 +125,7 @@ class Broker:
 
     def _append(self, event: Event, *, ordinary: bool) -> None:
         self._items.append(event)
+        self._flags.append(ordinary)
         if ordinary:
             self._ordinary += 1
             if self._ordinary >= self.capacity:
@@ -196,8 +206,8 @@ class Broker:
             return
         kept: deque[Event] = deque()
         lost = _DropWindow()
-        for ev in self._items:
-            if is_droppable(ev):
+        for ev, ordinary in zip(self._items, self._flags, strict=True):
+            if ordinary:
                 lost.add(event_kind(ev), ev.meta.sequence, "result_only")
             else:
                 kept.append(ev)
@@ -219,6 +229,7 @@ class Broker:
         )
         kept_list.insert(insert_at, with_meta(summary, first_meta))
         self._items = deque(kept_list)
+        self._flags = deque(False for _ in kept_list)
         self._space.set()
 
     def result_requested(self) -> None:
@@ -262,7 +273,7 @@ class Broker:
         while True:
             if self._items:
                 ev = self._items.popleft()
-                if self._ordinary > 0 and is_droppable(ev):
+                if self._flags.popleft():
                     self._ordinary -= 1
                     if self._ordinary < self.capacity and not self._space.is_set():
                         self._space.set()

@@ -39,8 +39,9 @@ def test_processes_still_running_at_interpreter_exit_are_killed() -> None:
 
 
 async def test_close_reaps_the_whole_process_group() -> None:
-    proc = await CLIProcess.start(["sh", "-c", "sleep 60 & sleep 60"])
+    proc = await CLIProcess.start(["sh", "-c", "sleep 60 & echo ready; sleep 60"])
     group = proc.pid
+    assert await proc.readline() == b"ready"  # the background child exists now
     children = psutil.Process(group).children(recursive=True)
     assert children
     await proc.close(grace=0.1, term_wait=1)
