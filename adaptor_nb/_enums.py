@@ -166,3 +166,8 @@ class ContinueMode(str, Enum):
     NONE = "none"
     IN_RUN = "in_run"
     RESUME = "resume"
+
+
+from ._naming import publish as _publish  # noqa: E402
+
+_publish(__name__, globals())

@@ -42,3 +42,8 @@ def run_sync(fn: Callable[[], Awaitable[T]] | Awaitable[T]) -> T:
         return await aw
 
     return asyncio.run(main())
+
+
+from ._naming import publish as _publish  # noqa: E402
+
+_publish(__name__, globals())

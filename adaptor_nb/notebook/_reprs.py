@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 _TEXT_PREVIEW = 200
+_MODULES = ("adaptor_nb", "adaptor_nb._result")
 
 
 def result_html(result: Any) -> str:
@@ -35,15 +36,18 @@ def result_text(result: Any, printer: Any, cycle: bool) -> None:
 def register(shell: Any) -> None:
     """Register the HTML and plain-text formatters for Result (by name: nothing is imported here)."""
     formatters = shell.display_formatter.formatters
-    formatters["text/html"].for_type_by_name("adaptor_nb", "Result", result_html)
-    formatters["text/plain"].for_type_by_name("adaptor_nb", "Result", result_text)
+    # The class reports module "adaptor_nb" once the public names are loaded, and its defining module before that.
+    for module in _MODULES:
+        formatters["text/html"].for_type_by_name(module, "Result", result_html)
+        formatters["text/plain"].for_type_by_name(module, "Result", result_text)
 
 
 def unregister(shell: Any) -> None:
     """Remove the formatters again."""
     formatters = shell.display_formatter.formatters
     for mime in ("text/html", "text/plain"):
-        formatters[mime].deferred_printers.pop(("adaptor_nb", "Result"), None)
+        for module in _MODULES:
+            formatters[mime].deferred_printers.pop((module, "Result"), None)
         for cls in list(formatters[mime].type_printers):
-            if cls.__module__ == "adaptor_nb" and cls.__name__ == "Result":
+            if cls.__module__ in _MODULES and cls.__name__ == "Result":
                 formatters[mime].type_printers.pop(cls)

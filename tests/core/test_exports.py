@@ -55,3 +55,12 @@ def test_importing_the_package_loads_no_heavy_dependencies() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_classes_report_the_public_module_even_when_imported_privately() -> None:
+    import subprocess
+    import sys
+
+    code = "from adaptor_nb._errors import RunCancelled; from adaptor_nb._result import Result; print(RunCancelled.__module__, Result.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["adaptor_nb", "adaptor_nb"]
