@@ -61,6 +61,9 @@ def test_classes_report_the_public_module_even_when_imported_privately() -> None
     import subprocess
     import sys
 
-    code = "from adaptor_nb._errors import RunCancelled; from adaptor_nb._result import Result; print(RunCancelled.__module__, Result.__module__)"
+    code = (
+        "from adaptor_nb._errors import RunCancelled; from adaptor_nb._result import Result;"
+        "print(RunCancelled.__module__, Result.__module__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["adaptor_nb", "adaptor_nb"]
