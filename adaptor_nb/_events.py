@@ -208,6 +208,21 @@ def with_meta(event: E, meta: EventMeta) -> E:
     return new
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def text_delta(text: str, message_id: str = "") -> TextDelta:
+    """``TextDelta(text=..., message_id=...)`` built without the frozen-dataclass init (for drivers' hot paths)."""
+    ev = _new(TextDelta)
+    _set(
+        ev,
+        "__dict__",
+        {"meta": EMPTY_META, "text": text, "message_id": message_id, "role": Role.ASSISTANT, "phase": Phase.CONTENT},
+    )
+    return ev
+
+
 _CONTENT_TYPES = (TextDelta, Thinking, ToolCall)
 _RAW_KINDS = (ProcessKind.STDOUT, ProcessKind.STDERR)
 

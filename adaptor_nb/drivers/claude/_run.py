@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
 from ..._errors import ResumeRejectedError
-from ..._events import Event, Notice, ProcessInfo, TextDelta
+from ..._events import Event, Notice, ProcessInfo, text_delta
 from ..._result import TranscriptItem
 from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
 from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
@@ -161,7 +161,7 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    await emit(TextDelta(text=text, message_id=tr.msg_id))
+                                    await emit(text_delta(text, tr.msg_id))
                                     continue
                         for ev in tr.stream_event(frame):
                             await emit(ev)
