@@ -24,12 +24,12 @@ import socket
 import threading
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
+
+from ._scripted_http import OwnedServer, ScriptedHTTPServer
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest", "Reply", "TextBlock", "ThinkingBlock", "ToolUseBlock"]
 
@@ -396,7 +396,7 @@ def _sse_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any],
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: OwnedServer
 
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet; requests are recorded instead."""
@@ -517,23 +517,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-
-    def __init__(self, owner: FakeAnthropicServer) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (a killed CLI, a stopped server) is normal here, not an error to print."""
-
-
 _Reply = Reply
 
 
-class FakeAnthropicServer:
+class FakeAnthropicServer(ScriptedHTTPServer[Reply, RecordedRequest]):
     """A local Anthropic Messages API for tests and offline notebooks; use it as a (sync or async) context manager.
 
     Example::
@@ -541,138 +528,24 @@ class FakeAnthropicServer:
         with FakeAnthropicServer() as server:
             server.enqueue(FakeAnthropicServer.Reply.text("hi"))
             env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test"}
+
+    ``url`` is the base URL to put in ``ANTHROPIC_BASE_URL``.
     """
 
     Reply: ClassVar[type[_Reply]] = _Reply
+    handler = _Handler
 
     def __init__(self, *, models: tuple[str, ...] = ("claude-fake-1", "claude-fake-2")) -> None:
+        super().__init__()
         self.models = models
-        self.responder: Callable[[RecordedRequest], _Reply | None] | None = None
-        self._script: deque[_Reply] = deque()
-        self._requests: list[RecordedRequest] = []
-        self._cond = threading.Condition()
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._conns: set[socket.socket] = set()
 
-    # -- lifecycle -----------------------------------------------------------------------------------------
+    def _fallback_reply(self, request: RecordedRequest) -> _Reply:
+        return _directive_reply(request)
 
-    def start(self) -> FakeAnthropicServer:
-        """Listen on a free port of 127.0.0.1."""
-        if self._server is None:
-            self._stopping.clear()
-            self._server = _Server(self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and end every open stream."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        with self._cond:
-            conns = list(self._conns)
-        for conn in conns:  # idle keep-alive connections and streams that are still open
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def __enter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> FakeAnthropicServer:
-        return self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeAnthropicServer is not running; call start() or use it as a context manager")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        """The base URL to put in ``ANTHROPIC_BASE_URL``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def __repr__(self) -> str:
-        where = self.url if self._server is not None else "stopped"
-        return f"<FakeAnthropicServer {where} requests={len(self._requests)} queued={len(self._script)}>"
-
-    # -- scripting -----------------------------------------------------------------------------------------
-
-    def enqueue(self, *replies: _Reply) -> None:
-        """Answer the next model requests with ``replies``, in order."""
-        with self._cond:
-            self._script.extend(replies)
-
-    def clear(self) -> None:
-        """Forget queued replies and recorded requests."""
-        with self._cond:
-            self._script.clear()
-            self._requests.clear()
-
-    def _next_reply(self, req: RecordedRequest) -> _Reply:
-        with self._cond:
-            if self._script:
-                return self._script.popleft()
-        if self.responder is not None:
-            reply = self.responder(req)
-            if reply is not None:
-                return reply
-        return _directive_reply(req)
-
-    def _track(self, conn: socket.socket, add: bool) -> None:
-        with self._cond:
-            if add:
-                self._conns.add(conn)
-            else:
-                self._conns.discard(conn)
-
-    # -- recording -----------------------------------------------------------------------------------------
-
-    def _record(self, req: RecordedRequest) -> None:
-        with self._cond:
-            self._requests.append(req)
-            self._cond.notify_all()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received so far (a copy)."""
-        with self._cond:
-            return list(self._requests)
+    def _is_model_request(self, request: RecordedRequest) -> bool:
+        return request.method == "POST" and request.path.startswith("/v1/messages")
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
         """The model requests (``POST /v1/messages``) received so far."""
-        return [r for r in self.requests if r.method == "POST" and r.path.startswith("/v1/messages")]
-
-    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[RecordedRequest]:
-        """Block until ``count`` model requests arrived; raises TimeoutError otherwise."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                msgs = [r for r in self._requests if r.method == "POST" and r.path.startswith("/v1/messages")]
-                if len(msgs) >= count:
-                    return msgs
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"expected {count} model requests, got {len(msgs)}")
-                self._cond.wait(left)
+        return self.model_requests

@@ -22,12 +22,12 @@ import itertools
 import json
 import re
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
+
+from ._scripted_http import OwnedServer, ScriptedHTTPServer
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "Reply", "ToolCallSpec", "example_for_schema"]
 
@@ -319,7 +319,7 @@ def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iter
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: OwnedServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -402,18 +402,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, owner: FakeOpenAIServer) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
 _Reply = Reply
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(ScriptedHTTPServer[Reply, RecordedRequest]):
     """A local OpenAI Responses API for tests and offline notebooks; use it as a (sync or async) context manager.
 
     Example::
@@ -424,144 +416,37 @@ class FakeOpenAIServer:
     """
 
     Reply: ClassVar[type[_Reply]] = _Reply
+    handler = _Handler
 
     def __init__(self, *, default_text: str = DEFAULT_TEXT) -> None:
+        super().__init__()
         self.default_text = default_text
-        self.responder: Callable[[RecordedRequest], _Reply | None] | None = None
-        self._script: deque[_Reply] = deque()
-        self._requests: list[RecordedRequest] = []
         self._waiters: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future[RecordedRequest]]] = []
-        self._holds: dict[str, threading.Event] = {}
         self._ids = itertools.count(1)
-        self._cond = threading.Condition()
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -----------------------------------------------------------------------------------------
-
-    def start(self) -> FakeOpenAIServer:
-        """Listen on a free port of 127.0.0.1."""
-        if self._server is None:
-            self._stopping.clear()
-            self._server = _Server(self)
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening and end every open (or held) stream."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await asyncio.to_thread(self.stop)
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeOpenAIServer is not running; call start() or use it as a context manager")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        """The server root, ``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
         """The Responses base URL (``.../v1``) to configure as a provider's ``base_url``."""
         return f"{self.url}/v1"
 
-    def __repr__(self) -> str:
-        where = self.url if self._server is not None else "stopped"
-        return f"<FakeOpenAIServer {where} requests={len(self._requests)} queued={len(self._script)}>"
-
-    # -- scripting -----------------------------------------------------------------------------------------
-
-    def enqueue(self, *replies: _Reply) -> None:
-        """Answer the next model requests with ``replies``, in order."""
-        with self._cond:
-            self._script.extend(replies)
-
-    def clear(self) -> None:
-        """Forget queued replies and recorded requests."""
-        with self._cond:
-            self._script.clear()
-            self._requests.clear()
-
-    def hold(self, name: str = "") -> threading.Event:
-        """The named event (created on first use) that ``[[hold NAME]]`` replies wait for."""
-        with self._cond:
-            event = self._holds.get(name)
-            if event is None:
-                event = self._holds[name] = threading.Event()
-            return event
-
-    def _next_reply(self, request: RecordedRequest) -> _Reply:
-        with self._cond:
-            if self._script:
-                return self._script.popleft()
-        if self.responder is not None:
-            reply = self.responder(request)
-            if reply is not None:
-                return reply
+    def _fallback_reply(self, request: RecordedRequest) -> _Reply:
         return _directive_reply(request, self)
+
+    def _is_model_request(self, request: RecordedRequest) -> bool:
+        return request.is_model_request
 
     def _next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):06d}"
 
-    # -- recording -----------------------------------------------------------------------------------------
-
     def _record(self, request: RecordedRequest) -> None:
+        super()._record(request)
         with self._cond:
-            self._requests.append(request)
-            self._cond.notify_all()
             models = [r for r in self._requests if r.is_model_request]
             ready = [w for w in self._waiters if w[0] <= len(models)]
             self._waiters = [w for w in self._waiters if w[0] > len(models)]
         for n, loop, fut in ready:
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_resolve, fut, models[n - 1])
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received so far (a copy)."""
-        with self._cond:
-            return list(self._requests)
-
-    @property
-    def model_requests(self) -> list[RecordedRequest]:
-        """The model requests (``POST .../responses``) received so far."""
-        return [r for r in self.requests if r.is_model_request]
-
-    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[RecordedRequest]:
-        """Block until ``count`` model requests arrived; raises TimeoutError otherwise."""
-        with self._cond:
-            ok = self._cond.wait_for(lambda: sum(r.is_model_request for r in self._requests) >= count, timeout)
-            models = [r for r in self._requests if r.is_model_request]
-        if not ok:
-            raise TimeoutError(f"expected {count} model requests, got {len(models)}")
-        return models
 
     async def model_request(self, n: int = 1, timeout: float = 30.0) -> RecordedRequest:
         """Wait (without blocking the event loop) for the ``n``-th model request and return it."""
