@@ -22,7 +22,10 @@ pytestmark = pytest.mark.codex
 
 def wait_for_exit(pid: int) -> None:
     """Block until ``pid`` has exited, without reaping it (its parent's wait() still gets the status)."""
-    fd = os.pidfd_open(pid)
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # already exited and reaped by its parent
     try:
         ready, _, _ = select.select([fd], [], [], 10)
         assert ready, f"process {pid} did not exit"
