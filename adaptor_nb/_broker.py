@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from ._events import (
     EMPTY_META,
@@ -22,7 +22,7 @@ from ._events import (
 
 _new = object.__new__
 _set = object.__setattr__
-_now = datetime.now
+_now = time.time
 
 
 @dataclass
@@ -97,7 +97,7 @@ class Broker:
                 "run_id": self.run_id,
                 "thread_key": self.thread_key,
                 "sequence": seq,
-                "time": _now(UTC),
+                "timestamp": _now(),
                 "turn_id": self.turn_id,
                 "source": source if source is not None else event.meta.source,
             },
@@ -140,6 +140,23 @@ class Broker:
         self._window.add(event_kind(event), self._seq, reason)
 
     # -- producers ---------------------------------------------------------------------------------------
+
+    def publish_nowait(self, event: Event) -> bool:
+        """The common case of ``publish`` without a coroutine: a droppable event with room to spare.
+
+        Returns False (and does nothing) when the full ``publish`` is needed.
+        """
+        if (
+            self._ordinary >= self._yield_at
+            or self._closed
+            or self._discarding
+            or self._result_only
+            or self._window.count
+            or not is_droppable(event)
+        ):
+            return False
+        self._append(self._stamp(event, None), ordinary=True)
+        return True
 
     async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:
         """Publish ``event``; returns the stamped event, or None if it was dropped."""
@@ -224,9 +241,7 @@ class Broker:
         # The summary keeps the sequence of the first lost event so the log stays ordered.
         kept_list = list(kept)
         insert_at = next((i for i, e in enumerate(kept_list) if e.meta.sequence > lost.first), len(kept_list))
-        first_meta = EventMeta(
-            run_id=self.run_id, thread_key=self.thread_key, sequence=lost.first, time=datetime.now(UTC)
-        )
+        first_meta = EventMeta(run_id=self.run_id, thread_key=self.thread_key, sequence=lost.first, timestamp=_now())
         kept_list.insert(insert_at, with_meta(summary, first_meta))
         self._items = deque(kept_list)
         self._flags = deque(False for _ in kept_list)

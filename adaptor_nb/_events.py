@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._enums import (
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound="Event")
 
-_EPOCH = datetime.fromtimestamp(0).astimezone()
-
 
 @dataclass(frozen=True)
 class EventSourceMeta:
@@ -38,14 +36,21 @@ class EventSourceMeta:
 
 @dataclass(frozen=True)
 class EventMeta:
-    """Where an event sits: run, thread, per-run sequence (assigned by the core), time, turn."""
+    """Where an event sits: run, thread, per-run sequence (assigned by the core), time, turn.
+
+    ``timestamp`` is seconds since the epoch; ``time`` gives it as an aware datetime (UTC).
+    """
 
     run_id: str = ""
     thread_key: str = ""
     sequence: int = 0
-    time: datetime = _EPOCH
+    timestamp: float = 0.0
     turn_id: str = ""
     source: EventSourceMeta | None = None
+
+    @property
+    def time(self) -> datetime:
+        return datetime.fromtimestamp(self.timestamp, UTC)
 
 
 EMPTY_META = EventMeta()

@@ -98,7 +98,8 @@ class RunContextImpl:
             self._subagent(event)
         elif isinstance(event, _CORE_ONLY):
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
-        await self._broker.publish(event)
+        if not self._broker.publish_nowait(event):
+            await self._broker.publish(event)
 
     def _subagent(self, ev: SubagentUpdate) -> None:
         key = ev.task or ev.member
