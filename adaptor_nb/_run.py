@@ -32,7 +32,19 @@ from ._errors import (
     RunError,
     StructuredOutputUnsupportedError,
 )
-from ._events import Done, Event, Notice, RunFinished, RunStarted, SubagentUpdate, TextDelta, TurnEnd
+from ._events import (
+    Done,
+    Event,
+    Notice,
+    ProcessInfo,
+    RunFinished,
+    RunStarted,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    TurnEnd,
+)
 from ._messages import MessageQueue, limit_warning_turn
 from ._options import RunSettings
 from ._policy import Author
@@ -54,6 +66,7 @@ if TYPE_CHECKING:
 
 STDERR_TAIL = 4000
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
+_NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
 
 
 class RunContextImpl:
@@ -100,6 +113,18 @@ class RunContextImpl:
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
         if not self._broker.publish_nowait(event):
             await self._broker.publish(event)
+
+    def emit_nowait(self, event: Event) -> bool:
+        if type(event) is TextDelta:
+            if event.phase is not Phase.CONTENT or event.role is not Role.ASSISTANT:
+                return False
+            if self._broker.publish_nowait(event):
+                self._turn_text.append(event.text)
+                return True
+            return False
+        if type(event) in _NOWAIT_TYPES:
+            return self._broker.publish_nowait(event)
+        return False
 
     def _subagent(self, ev: SubagentUpdate) -> None:
         key = ev.task or ev.member

@@ -250,6 +250,13 @@ class RunContext(Protocol):
         """Publish an event (the core stamps meta; ordinary events may wait under blocking backpressure)."""
         ...
 
+    def emit_nowait(self, event: Event) -> bool:
+        """Publish a content delta at once if that needs no waiting; False means ``await emit(event)`` instead.
+
+        A fast path for drivers' per-token loops; ``emit`` alone is always correct.
+        """
+        ...
+
     def raw_stdout(self, data: bytes) -> None: ...
 
     def raw_stderr(self, data: bytes) -> None: ...

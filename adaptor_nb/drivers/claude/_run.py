@@ -137,6 +137,7 @@ class ClaudeRun:
     async def _loop(self) -> None:
         ctx = self.ctx
         emit = ctx.emit
+        emit_nowait = ctx.emit_nowait
         tr = self.tr
         blocks = tr.blocks
         while True:
@@ -161,7 +162,9 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    await emit(text_delta(text, tr.msg_id))
+                                    td = text_delta(text, tr.msg_id)
+                                    if not emit_nowait(td):
+                                        await emit(td)
                                     continue
                         for ev in tr.stream_event(frame):
                             await emit(ev)
