@@ -7,6 +7,7 @@ from ._process import CLIProcess
 from ._spi import (
     ALL_APPROVAL_MODES,
     ALL_QUESTION_MODES,
+    FULL_APPROVALS,
     ApprovalCapabilities,
     ApprovalPort,
     ApprovalSpec,
@@ -36,6 +37,7 @@ from ._spi import (
 __all__ = [
     "ALL_APPROVAL_MODES",
     "ALL_QUESTION_MODES",
+    "FULL_APPROVALS",
     "ApprovalCapabilities",
     "ApprovalPort",
     "ApprovalSpec",

@@ -57,6 +57,16 @@ class ApprovalCapabilities:
     retry: bool = False
 
 
+FULL_APPROVALS = ApprovalCapabilities(
+    kinds=frozenset(ApprovalKind),
+    permission_modes=ALL_APPROVAL_MODES,
+    plan_review_modes=ALL_APPROVAL_MODES,
+    question_modes=ALL_QUESTION_MODES,
+    retry=True,
+)
+"""Every decision kind in every mode (for drivers that route every provider request through the core)."""
+
+
 @dataclass(frozen=True)
 class PolicyCapabilities:
     """Explicit policy values a driver can enforce (inherit is always accepted)."""

@@ -8,13 +8,11 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ..._enums import ApprovalKind, Boundary, ContinueMode, FeatureLevel, MessageFailure, SandboxLevel
+from ..._enums import Boundary, ContinueMode, FeatureLevel, MessageFailure, SandboxLevel
 from ..._errors import ConfigError, InvalidDriverConfigError, ResumeRejectedError
 from ...driver._config import resolve_command
 from ...driver._spi import (
-    ALL_APPROVAL_MODES,
-    ALL_QUESTION_MODES,
-    ApprovalCapabilities,
+    FULL_APPROVALS,
     Descriptor,
     DriverFailure,
     DriverOutcome,
@@ -83,13 +81,7 @@ class Driver:
             name="claude",
             provider="anthropic",
             messages=MESSAGES,
-            approvals=ApprovalCapabilities(
-                kinds=frozenset(ApprovalKind),
-                permission_modes=ALL_APPROVAL_MODES,
-                plan_review_modes=ALL_APPROVAL_MODES,
-                question_modes=ALL_QUESTION_MODES,
-                retry=True,
-            ),
+            approvals=FULL_APPROVALS,
             # read_only: only tools that cannot write are offered (--tools); web_search keeps or removes WebSearch.
             policy=PolicyCapabilities(
                 sandbox=frozenset({SandboxLevel.READ_ONLY}),

@@ -26,9 +26,7 @@ from ..._errors import InvalidDriverConfigError, ResumeRejectedError
 from ..._events import Notice, ProcessInfo, SubagentUpdate, TextDelta, Thinking, ToolCall, ToolResult
 from ..._result import TranscriptItem, Usage
 from ...driver._spi import (
-    ALL_APPROVAL_MODES,
-    ALL_QUESTION_MODES,
-    ApprovalCapabilities,
+    FULL_APPROVALS,
     ApprovalSpec,
     ClaimedMessage,
     Descriptor,
@@ -116,13 +114,7 @@ class Driver:
             name="reference",
             provider="reference",
             messages=c.messages,
-            approvals=ApprovalCapabilities(
-                kinds=frozenset(ApprovalKind),
-                permission_modes=ALL_APPROVAL_MODES,
-                plan_review_modes=ALL_APPROVAL_MODES,
-                question_modes=ALL_QUESTION_MODES,
-                retry=True,
-            ),
+            approvals=FULL_APPROVALS,
             # It never writes files, searches the web or opens a browser, so it can honour exactly these.
             policy=PolicyCapabilities(
                 sandbox=frozenset({SandboxLevel.READ_ONLY}),
