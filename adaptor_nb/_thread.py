@@ -493,7 +493,7 @@ class Standby:
         self._current: Stream | None = None
         self._queue: list[tuple[str, dict[str, Any]]] = []
         self._carried: list[tuple[str, str, Author]] = []
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
+        self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
         self._subscribed = False
         self._alive = True
         self._pump: asyncio.Task[None] | None = None
@@ -570,8 +570,10 @@ class Standby:
         if self._subscribed:
             raise RuntimeError("Standby.events() already has a consumer")
         self._subscribed = True
-        while self._alive or not self._events.empty():
+        while True:
             ev = await self._events.get()
+            if ev is None:  # closed
+                return
             yield ev
 
     def cancel(self) -> None:
@@ -591,6 +593,7 @@ class Standby:
             with contextlib.suppress(BaseException):
                 await self._pump
         self._alive = False
+        self._events.put_nowait(None)
         st = self._agent.thread_state(self._thread.key)
         if st.standby is self:
             st.standby = None

@@ -275,3 +275,19 @@ async def test_planning_notices_come_after_run_started() -> None:
     events = await collect(th.send("two"))
     assert type(events[0]).__name__ == "RunStarted"
     assert any(isinstance(e, Notice) and e.kind == "thread.continuity" for e in events[1:])
+
+
+async def test_standby_events_end_when_it_is_closed() -> None:
+    sb = await Agent(ref.Driver()).thread("sb-close").standby()
+    seen: list = []
+
+    async def consume() -> None:
+        async for ev in sb.events():
+            seen.append(ev)
+
+    consumer = asyncio.ensure_future(consume())
+    await sb.send("hello")
+    await sb.current  # type: ignore[misc]
+    await sb.close()
+    await asyncio.wait_for(consumer, 5)
+    assert type(seen[-1]).__name__ == "Done"
