@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from ._enums import Phase, Role
 from ._events import (
     EMPTY_META,
     Done,
@@ -15,6 +16,7 @@ from ._events import (
     Event,
     EventMeta,
     EventSourceMeta,
+    TextDelta,
     event_kind,
     is_droppable,
     with_meta,
@@ -23,6 +25,8 @@ from ._events import (
 _new = object.__new__
 _set = object.__setattr__
 _now = time.time
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
 
 
 @dataclass
@@ -65,6 +69,8 @@ class Broker:
         self._discarding = False
         self._closed = False
         self._wake = asyncio.Event()
+        self._sleeping = False  # the consumer waits on _wake (producers set it only then)
+        self._fast = True  # publish_nowait/push_text may skip the full publish (no drop window, not discarding...)
         self._space = asyncio.Event()
         self._space.set()
         self._subscribe_waiters: list[asyncio.Future[bool]] = []
@@ -113,6 +119,7 @@ class Broker:
         if w.count == 0:
             return
         self._window = _DropWindow()
+        self._refresh_fast()
         report = Dropped(
             count=w.count,
             by_kind=dict(w.by_kind),
@@ -131,13 +138,18 @@ class Broker:
             if self._ordinary >= self.capacity:
                 self._space.clear()
         self.published += 1
-        if not self._wake.is_set():
+        if self._sleeping:
+            self._sleeping = False
             self._wake.set()
 
     def _drop(self, event: Event, reason: str) -> None:
         self._seq += 1
         self.dropped += 1
         self._window.add(event_kind(event), self._seq, reason)
+        self._fast = False
+
+    def _refresh_fast(self) -> None:
+        self._fast = not (self._closed or self._discarding or self._result_only or self._window.count)
 
     # -- producers ---------------------------------------------------------------------------------------
 
@@ -146,16 +158,46 @@ class Broker:
 
         Returns False (and does nothing) when the full ``publish`` is needed.
         """
-        if (
-            self._ordinary >= self._yield_at
-            or self._closed
-            or self._discarding
-            or self._result_only
-            or self._window.count
-            or not is_droppable(event)
-        ):
+        if self._ordinary >= self._yield_at or not self._fast or not is_droppable(event):
             return False
         self._append(self._stamp(event, None), ordinary=True)
+        return True
+
+    def push_text(self, text: str, message_id: str) -> bool:
+        """``publish_nowait(TextDelta(text=text, message_id=message_id))`` in one step, for per-token loops.
+
+        Builds and stamps the event directly; returns False (having done nothing) when the full ``publish``
+        is needed, exactly when ``publish_nowait`` would.
+        """
+        if self._ordinary >= self._yield_at or not self._fast:
+            return False
+        self._seq = seq = self._seq + 1
+        meta = _new(EventMeta)
+        _set(
+            meta,
+            "__dict__",
+            {
+                "run_id": self.run_id,
+                "thread_key": self.thread_key,
+                "sequence": seq,
+                "timestamp": _now(),
+                "turn_id": self.turn_id,
+                "source": None,
+            },
+        )
+        ev = _new(TextDelta)
+        _set(
+            ev,
+            "__dict__",
+            {"meta": meta, "text": text, "message_id": message_id, "role": _ASSISTANT, "phase": _CONTENT},
+        )
+        self._items.append(ev)
+        self._flags.append(True)
+        self._ordinary += 1
+        self.published += 1
+        if self._sleeping:
+            self._sleeping = False
+            self._wake.set()
         return True
 
     async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:
@@ -203,6 +245,7 @@ class Broker:
         stamped = self._stamp(done, None)
         self._append(stamped, ordinary=False)
         self._closed = True
+        self._fast = False
         self._release()
         if not self._subscribed:
             self._prune_ordinary()
@@ -243,13 +286,16 @@ class Broker:
         insert_at = next((i for i, e in enumerate(kept_list) if e.meta.sequence > lost.first), len(kept_list))
         first_meta = EventMeta(run_id=self.run_id, thread_key=self.thread_key, sequence=lost.first, timestamp=_now())
         kept_list.insert(insert_at, with_meta(summary, first_meta))
-        self._items = deque(kept_list)
-        self._flags = deque(False for _ in kept_list)
+        self._items.clear()
+        self._items.extend(kept_list)
+        self._flags.clear()
+        self._flags.extend(False for _ in kept_list)
         self._space.set()
 
     def result_requested(self) -> None:
         """``result()`` was awaited: without a subscriber, stop holding ordinary traffic."""
         self._result_only = True
+        self._fast = False
         if not self._subscribed:
             self._prune_ordinary()
             self._release()
@@ -257,6 +303,7 @@ class Broker:
     def discard_ordinary(self) -> None:
         """Cancellation: release blocked producers; further ordinary traffic is summarized, not buffered."""
         self._discarding = True
+        self._fast = False
         self._space.set()
 
     async def wait_for_subscriber(self) -> bool:
@@ -285,18 +332,22 @@ class Broker:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
+        items, flags = self._items, self._flags  # mutated in place only, so these stay the broker's buffers
+        pop, pop_flag = items.popleft, flags.popleft
+        full = self.capacity
         while True:
-            if self._items:
-                ev = self._items.popleft()
-                if self._flags.popleft():
+            if items:
+                ev = pop()
+                if pop_flag():
                     self._ordinary -= 1
-                    if self._ordinary < self.capacity and not self._space.is_set():
-                        self._space.set()
+                    if self._ordinary == full - 1:
+                        self._space.set()  # a producer may be waiting for room
                 yield ev
-                if isinstance(ev, Done):
+                if type(ev) is Done:
                     return
                 continue
             if self._closed:
                 return
             self._wake.clear()
+            self._sleeping = True
             await self._wake.wait()

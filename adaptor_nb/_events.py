@@ -215,6 +215,8 @@ def with_meta(event: E, meta: EventMeta) -> E:
 
 _new = object.__new__
 _set = object.__setattr__
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
 
 
 def text_delta(text: str, message_id: str = "") -> TextDelta:
@@ -223,7 +225,7 @@ def text_delta(text: str, message_id: str = "") -> TextDelta:
     _set(
         ev,
         "__dict__",
-        {"meta": EMPTY_META, "text": text, "message_id": message_id, "role": Role.ASSISTANT, "phase": Phase.CONTENT},
+        {"meta": EMPTY_META, "text": text, "message_id": message_id, "role": _ASSISTANT, "phase": _CONTENT},
     )
     return ev
 
@@ -235,7 +237,7 @@ _RAW_KINDS = (ProcessKind.STDOUT, ProcessKind.STDERR)
 def is_droppable(event: Event) -> bool:
     """Only content deltas, raw output chunks and subagent deltas may be dropped under backpressure."""
     if isinstance(event, _CONTENT_TYPES):
-        return event.phase is Phase.CONTENT
+        return event.phase is _CONTENT
     if isinstance(event, ProcessInfo):
         return event.kind in _RAW_KINDS
     if isinstance(event, SubagentUpdate):

@@ -67,6 +67,8 @@ if TYPE_CHECKING:
 STDERR_TAIL = 4000
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 _NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
+_CONTENT = Phase.CONTENT
+_ASSISTANT = Role.ASSISTANT
 
 
 class RunContextImpl:
@@ -114,9 +116,15 @@ class RunContextImpl:
         if not self._broker.publish_nowait(event):
             await self._broker.publish(event)
 
+    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
+        if self._broker.push_text(text, message_id):
+            self._turn_text.append(text)
+            return True
+        return False
+
     def emit_nowait(self, event: Event) -> bool:
         if type(event) is TextDelta:
-            if event.phase is not Phase.CONTENT or event.role is not Role.ASSISTANT:
+            if event.phase is not _CONTENT or event.role is not _ASSISTANT:
                 return False
             if self._broker.publish_nowait(event):
                 self._turn_text.append(event.text)

@@ -267,6 +267,13 @@ class RunContext(Protocol):
         """
         ...
 
+    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
+        """``emit_nowait(TextDelta(text=text, message_id=message_id))`` without building the payload first.
+
+        The cheapest way to publish plain assistant text; False means ``await emit(TextDelta(...))`` instead.
+        """
+        ...
+
     def raw_stdout(self, data: bytes) -> None: ...
 
     def raw_stderr(self, data: bytes) -> None: ...

@@ -1,6 +1,6 @@
 import asyncio
 
-from adaptor_nb import Agent, Done, Dropped, TextDelta, ToolCall, ToolResult, TurnEnd
+from adaptor_nb import Agent, Done, Dropped, Phase, Role, TextDelta, ToolCall, ToolResult, TurnEnd
 from adaptor_nb.drivers import reference as ref
 
 from .helpers import collect, of_type
@@ -75,3 +75,30 @@ async def test_tool_call_boundaries_are_never_dropped() -> None:
     ends = [e for e in of_type(events, ToolCall) if e.phase.value == "end"]
     assert len(starts) == 30 and len(ends) == 30
     assert len(of_type(events, ToolResult)) == 30
+
+
+async def test_text_on_the_fast_path_is_stamped_like_every_other_event() -> None:
+    # The reference driver publishes text chunks with emit_text_nowait and falls back to emit when the buffer is
+    # half full; the consumer must not be able to tell the two apart.
+    gate = ref.Gate()
+    sc = ref.Scenario(ref.Turn(ref.Text("abcdefghij" * 30, chunk=3), gate))
+    stream = Agent(ref.Driver(scenario=sc), event_buffer=16).send("hi")
+    it = stream.events()
+    first = await it.__anext__()  # subscribed; now stop reading until the driver has written all the text
+    await gate.reached.wait()
+    gate.open()
+    events = [first] + [e async for e in it]
+    deltas = [e for e in of_type(events, TextDelta) if e.text]
+    dropped = of_type(events, Dropped)
+    assert dropped, "with 16 slots and nobody reading, some chunks are dropped"
+    seqs = [e.meta.sequence for e in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    start = next(e for e in of_type(events, TextDelta) if e.phase is Phase.START)  # published with emit()
+    for ev in deltas:
+        assert ev.meta.run_id == first.meta.run_id and ev.meta.thread_key == first.meta.thread_key
+        assert ev.meta.turn_id == start.meta.turn_id != "" and ev.meta.timestamp >= start.meta.timestamp
+        assert ev.meta.source == start.meta.source
+        assert ev.role is Role.ASSISTANT and ev.phase is Phase.CONTENT and ev.message_id.startswith("msg-")
+    kept = sum(len(e.text) // 3 for e in deltas)
+    assert kept + sum(d.count for d in dropped) == 100
+    assert (await stream.result()).text == "abcdefghij" * 30

@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import json.decoder
 import json.scanner
+import re
 from collections.abc import Callable
 from typing import Any
 
 from ...driver._process import CLIProcess
 
 # Kinds of inbox items (the first element of each tuple).
-LINES = 0  # (LINES, raw chunk, [dict | bytes, ...]): decoded stdout lines; bytes = a line that is not JSON
+LINES = 0  # (LINES, raw chunk, [Frame, ...]): decoded stdout lines
 STDERR = 1  # (STDERR, chunk)
 EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
@@ -20,8 +22,85 @@ WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the i
 _loads = json.loads
 # The C scanner of a plain decoder: one call per line, no per-line encoding detection or wrapper checks.
 _scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _READ = 1 << 18
+
+# A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
+# of all (a top-level text delta in exactly the CLI's own layout), ``(block index, text)`` without the dicts.
+Frame = dict[str, Any] | bytes | tuple[int, str]
+
+# The layout Claude Code writes a top-level text delta in. Only a line that matches it whole takes the short cut;
+# the text itself is decoded by the json module's own string scanner, so escapes and validation are the same.
+_DELTA_HEAD = '{"type":"stream_event","event":{"type":"content_block_delta","index":'
+_DELTA_MID = ',"delta":{"type":"text_delta","text":"'
+_DELTA_TAIL = re.compile(
+    r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
+).fullmatch
 _F_SETPIPE_SZ = 1031
+
+
+def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]]) -> tuple[list[Frame], str]:
+    """Decode complete stdout lines into frames (see ``Frame``), and the session id of an ``init`` line among them.
+
+    A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
+    """
+    try:
+        lines: list[str] = block.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = [line.decode("utf-8", "surrogateescape") for line in block.split(b"\n")]
+    out: list[Frame] = []
+    append = out.append
+    session_id = ""
+    scan = _scan
+    head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
+    for line in lines:
+        if not line:
+            continue
+        if line.startswith(head):
+            comma = line.find(",", head_len)
+            index = line[head_len:comma]
+            if (
+                index.isascii()
+                and index.isdigit()
+                and (index == "0" or index[0] != "0")
+                and line.startswith(mid, comma)
+            ):
+                try:
+                    text, end = _scanstring(line, comma + mid_len)
+                except ValueError:
+                    pass
+                else:
+                    if _DELTA_TAIL(line, end) is not None:
+                        append((int(index), text))
+                        continue
+        try:
+            obj, end = scan(line, 0)
+            if end != len(line) and line[end:].strip():
+                raise ValueError("trailing data")
+        except (StopIteration, ValueError):
+            try:
+                obj = _loads(line)
+            except ValueError:
+                append(line.encode("utf-8", "surrogateescape"))
+                continue
+        if type(obj) is not dict:
+            append(line.encode("utf-8", "surrogateescape"))
+            continue
+        kind = obj.get("type")
+        if kind == "control_response" and waiters:
+            resp = obj.get("response")
+            rid = resp.get("request_id") if isinstance(resp, dict) else None
+            fut = waiters.pop(rid, None) if isinstance(rid, str) else None
+            if fut is not None and isinstance(resp, dict):
+                if not fut.done():
+                    fut.set_result(resp)
+                continue
+        elif kind == "system" and obj.get("subtype") == "init":
+            sid = obj.get("session_id")
+            if isinstance(sid, str) and sid:
+                session_id = sid
+        append(obj)
+    return out, session_id
 
 
 class ClaudeProcess:
@@ -126,47 +205,11 @@ class ClaudeProcess:
             self._waiters.clear()
             put((EOF, rc))
 
-    def _decode(self, block: bytes) -> list[dict[str, Any] | bytes]:
-        """Decode complete lines; a line that is not a JSON object is passed on as its bytes."""
-        try:
-            lines: list[str] = block.decode("utf-8").split("\n")
-        except UnicodeDecodeError:
-            lines = [line.decode("utf-8", "surrogateescape") for line in block.split(b"\n")]
-        out: list[dict[str, Any] | bytes] = []
-        append = out.append
-        waiters = self._waiters
-        scan = _scan
-        for line in lines:
-            if not line:
-                continue
-            try:
-                obj, end = scan(line, 0)
-                if end != len(line) and line[end:].strip():
-                    raise ValueError("trailing data")
-            except (StopIteration, ValueError):
-                try:
-                    obj = _loads(line)
-                except ValueError:
-                    append(line.encode("utf-8", "surrogateescape"))
-                    continue
-            if type(obj) is not dict:
-                append(line.encode("utf-8", "surrogateescape"))
-                continue
-            kind = obj.get("type")
-            if kind == "control_response" and waiters:
-                resp = obj.get("response")
-                rid = resp.get("request_id") if isinstance(resp, dict) else None
-                fut = waiters.pop(rid, None) if isinstance(rid, str) else None
-                if fut is not None and isinstance(resp, dict):
-                    if not fut.done():
-                        fut.set_result(resp)
-                    continue
-            elif kind == "system" and obj.get("subtype") == "init":
-                sid = obj.get("session_id")
-                if isinstance(sid, str) and sid:
-                    self.session_id = sid
-            append(obj)
-        return out
+    def _decode(self, block: bytes) -> list[Frame]:
+        frames, session_id = decode_block(block, self._waiters)
+        if session_id:
+            self.session_id = session_id
+        return frames
 
     # -- stdin -------------------------------------------------------------------------------------------
 

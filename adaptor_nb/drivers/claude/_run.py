@@ -137,7 +137,7 @@ class ClaudeRun:
     async def _loop(self) -> None:
         ctx = self.ctx
         emit = ctx.emit
-        emit_nowait = ctx.emit_nowait
+        emit_text = ctx.emit_text_nowait
         tr = self.tr
         blocks = tr.blocks
         while True:
@@ -147,13 +147,24 @@ class ClaudeRun:
                 if item[1]:
                     ctx.raw_stdout(item[1])
                 for frame in item[2]:
-                    if type(frame) is not dict:
+                    ft = type(frame)
+                    if ft is tuple:
+                        # The hot path: a top-level text delta, already reduced to (block index, text) by the reader.
+                        self.saw_output = True
+                        blk = blocks.get(frame[0])
+                        if blk is not None:
+                            text: str = frame[1]
+                            blk.parts.append(text)
+                            if not emit_text(text, tr.msg_id):
+                                await emit(text_delta(text, tr.msg_id))
+                        continue
+                    if ft is not dict:
                         await self._not_json(frame)
                         continue
                     t = frame.get("type")
                     self.saw_output = True
                     if t == "stream_event":
-                        # The hot path: a top-level text delta becomes one TextDelta without further dispatch.
+                        # A text delta in another layout than the reader's short cut knows: still no full dispatch.
                         ev = frame.get("event")
                         if type(ev) is dict and ev.get("type") == "content_block_delta":
                             delta = ev.get("delta")
@@ -162,9 +173,8 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    td = text_delta(text, tr.msg_id)
-                                    if not emit_nowait(td):
-                                        await emit(td)
+                                    if not emit_text(text, tr.msg_id):
+                                        await emit(text_delta(text, tr.msg_id))
                                     continue
                         for ev in tr.stream_event(frame):
                             await emit(ev)

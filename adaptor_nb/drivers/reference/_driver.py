@@ -308,7 +308,9 @@ class _Play:
             mid = f"msg-{uuid.uuid4().hex[:8]}"
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.START))
             for i in range(0, len(step.text), max(1, step.chunk)):
-                await ctx.emit(TextDelta(text=step.text[i : i + step.chunk], message_id=mid))
+                part = step.text[i : i + step.chunk]
+                if not ctx.emit_text_nowait(part, mid):
+                    await ctx.emit(TextDelta(text=part, message_id=mid))
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.END))
             self._turn_text += step.text
             self.final_text = self._turn_text
