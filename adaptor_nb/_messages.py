@@ -7,7 +7,7 @@ import math
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._broker import Broker
 from ._enums import AuthorKind, Boundary, ContinueMode, MessageFailure, MessageState, Timing
@@ -112,6 +112,9 @@ class MessageQueue:
         self.starting_id = ""
         self.limit_reached = False
         self.on_delivered: Callable[[ClaimedMessage, str, str], None] | None = None
+        # System wrap-up guidance, due once the turn limit approaches: it rides on the next continuation batch.
+        self.wrap_up = ""
+        self._wrap_up_on = ""
 
     def set_receipts(self, receipts: dict[str, float]) -> None:
         """Load the thread's delivered-message receipts; queued duplicates are settled as deduplicated."""
@@ -254,7 +257,18 @@ class MessageQueue:
                 )
         if out:
             self._space.set()
+            if boundary is Boundary.TURN_END and self.wrap_up:
+                out[-1] = self._with_wrap_up(out[-1])
         return out
+
+    def _with_wrap_up(self, last: ClaimedMessage) -> ClaimedMessage:
+        """Append the wrap-up guidance to the batch's last message when the framed text still fits the size
+        limit; the guidance never starts a turn alone, and the message's original text is untouched."""
+        text = f"{last.text}\n\n{self.wrap_up}"
+        if len(text.encode()) > MAX_FRAMED_BYTES:
+            return last
+        self._wrap_up_on = last.id  # given once: settled when this message is delivered
+        return replace(last, text=text)
 
     def _claimed(self, message: ClaimedMessage) -> _Entry:
         e = self._by_id.get(message.id)
@@ -265,6 +279,8 @@ class MessageQueue:
     def delivered(self, message: ClaimedMessage, *, boundary: Boundary, mechanism: str) -> None:
         e = self._claimed(message)
         e.state = "delivered"
+        if message.id == self._wrap_up_on:
+            self.wrap_up = self._wrap_up_on = ""
         e.boundary = boundary.value if isinstance(boundary, Boundary) else str(boundary)
         e.mechanism = mechanism
         e.turn = self._turns() + 1
@@ -333,6 +349,15 @@ class MessageQueue:
 
     def outcomes(self) -> list[MessageOutcome]:
         return [e.outcome() for e in self._entries]
+
+
+def wrap_up_guidance(turns: int, max_turns: int) -> str:
+    """The system note that accompanies a continuation batch once the turn limit is near."""
+    left = max_turns - turns
+    return (
+        f"System note: {turns} of {max_turns} turns are used and {left} remain{'s' if left == 1 else ''}. "
+        "Wrap up: finish the task with what you have and give your final answer."
+    )
 
 
 def limit_warning_turn(max_turns: int) -> int | None:

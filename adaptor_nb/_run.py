@@ -45,7 +45,7 @@ from ._events import (
     ToolCall,
     TurnEnd,
 )
-from ._messages import MessageQueue, limit_warning_turn
+from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 from ._options import RunSettings
 from ._policy import Author
 from ._result import RawStreams, Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
@@ -187,6 +187,7 @@ class RunContextImpl:
             and ex.queue.can_continue()
         ):
             self._warned = True
+            ex.queue.wrap_up = wrap_up_guidance(self._turns, ex.max_turns)
             ex.broker.publish_critical(
                 Notice(
                     kind="limit.approaching",

@@ -150,3 +150,23 @@ async def test_an_interrupt_at_the_turn_limit_fails_the_message(agent_factory, f
     [outcome] = result.undelivered()
     assert outcome.reason is MessageFailure.LIMIT_EXCEEDED and outcome.text == "too late [[say never]]"
     assert len(fake.message_requests) == 1
+
+
+async def test_wrap_up_guidance_goes_out_with_the_continuation_near_the_turn_limit(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    gate = threading.Event()
+    fake.enqueue(Reply.text("first part", chunks=3, hold=gate))
+    policy = Policy(messages=MessagePolicy(max_turns=2))  # limit.approaching after turn 1
+    stream = agent_factory().send("begin", policy=policy)
+    async for ev in stream.events():
+        if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+            await stream.send("and finally [[say closing answer]]", when=Timing.AFTER_TURN, id="m-last")
+            gate.set()
+    result = await stream.result()
+    assert result.turns == 2 and result.text == "closing answer"
+    assert len(fake.message_requests) == 2
+    sent = fake.message_requests[1].prompt
+    assert "and finally" in sent and "1 of 2 turns are used" in sent and "Wrap up" in sent
+    [outcome] = result.messages()
+    assert outcome.text == "and finally [[say closing answer]]"  # the host's words, without the guidance

@@ -12,6 +12,7 @@ from adaptor_nb import (
     ApprovalMode,
     ApprovalPolicy,
     ApprovalRequest,
+    MessagePolicy,
     MessageState,
     MessageUpdate,
     Policy,
@@ -142,3 +143,22 @@ async def test_an_interrupt_withdraws_a_pending_approval(
     assert request.state == "expired"
     assert (result.turns, result.text) == (2, "changed course")
     assert not (workspace / "made.txt").exists()
+
+
+async def test_wrap_up_guidance_goes_out_with_the_continuation_near_the_turn_limit(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    policy = Policy(messages=MessagePolicy(max_turns=2))  # limit.approaching after turn 1
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        stream = agent.send(HELD, policy=policy)
+        watch = Watcher(stream)
+        await fake.model_request(1)
+        await stream.send("and finally [[say second answer]]", id="m-last", when=Timing.AFTER_TURN)
+        fake.hold("g").set()
+        _events, result, error = await watch.finish()
+    assert error is None and result is not None
+    assert result.turns == 2 and result.text == "second answer"
+    sent = "\n".join(fake.model_requests[-1].user_texts())
+    assert "and finally" in sent and "1 of 2 turns are used" in sent and "Wrap up" in sent
+    (outcome,) = result.messages()
+    assert outcome.text == "and finally [[say second answer]]"

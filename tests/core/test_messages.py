@@ -321,3 +321,51 @@ async def _interleaving(plan, cancel_at, fail, seed) -> None:  # type: ignore[no
         assert m.state in (MessageState.DELIVERED, MessageState.FAILED)
         if m.state is MessageState.FAILED:
             assert m.reason is not MessageFailure.NONE
+
+
+async def test_wrap_up_guidance_rides_on_the_first_continuation_batch_after_the_warning() -> None:
+    gate1, gate2 = ref.Gate(), ref.Gate()
+    driver = ref.Driver(scenario=ref.Scenario(ref.Turn("t0", gate1), ref.Turn("t1", gate2), ref.Turn("t2")))
+    stream = Agent(driver).send("go", policy=Policy(messages=MessagePolicy(max_turns=3)))
+    await gate1.reached.wait()
+    await stream.send("before the warning", id="a", when=Timing.AFTER_TURN)
+    gate1.open()
+    await gate2.reached.wait()
+    await stream.send("after the warning", id="b", when=Timing.AFTER_TURN)
+    gate2.open()
+    events = await collect(stream)
+    result = await stream.result()
+    assert result.turns == 3
+    first, second = driver.delivered
+    assert "Wrap up" not in first.text  # turn 1 of 3: no warning yet
+    assert "after the warning" in second.text and "2 of 3 turns are used" in second.text and "Wrap up" in second.text
+    assert second.original == "after the warning"
+    # Outcomes and the transcript keep what the host wrote.
+    assert [m.text for m in result.messages()] == ["before the warning", "after the warning"]
+    notice = next(e for e in of_type(events, Notice) if e.kind == "limit.approaching")
+    update = next(e for e in of_type(events, MessageUpdate) if e.id == "b" and e.state is MessageState.DELIVERED)
+    assert notice.meta.sequence < update.meta.sequence
+
+
+async def test_wrap_up_guidance_never_starts_a_turn_alone() -> None:
+    driver = ref.Driver(scenario=ref.Scenario(ref.Turn("t0", auto_continue=True), ref.Turn("t1")))
+    stream = Agent(driver).send("go", policy=Policy(messages=MessagePolicy(max_turns=3)))
+    events = await collect(stream)
+    result = await stream.result()
+    assert [e.kind for e in of_type(events, Notice) if e.kind == "limit.approaching"] == ["limit.approaching"]
+    assert result.turns == 2 and driver.delivered == []  # warned after turn 2, nothing queued: the run just ends
+
+
+async def test_wrap_up_guidance_is_left_out_of_a_batch_it_does_not_fit() -> None:
+    gate = ref.Gate()
+    turns = (ref.Turn("t0", auto_continue=True), ref.Turn("t1", auto_continue=True), ref.Turn("t2", gate))
+    driver = ref.Driver(scenario=ref.Scenario(*turns, ref.Turn("t3")))
+    stream = Agent(driver).send("go", policy=Policy(messages=MessagePolicy(max_turns=4)))  # warning after turn 3
+    await gate.reached.wait()
+    big = "x" * (64 * 1024 - 250)  # fits the framed limit, but not with the guidance appended
+    await stream.send(big, id="big", when=Timing.AFTER_TURN)
+    gate.open()
+    result = await stream.result()
+    assert result.turns == 4
+    (only,) = driver.delivered
+    assert only.original == big and "Wrap up" not in only.text

@@ -100,6 +100,8 @@ class Driver:
         if fields:
             cfg = replace(cfg, **fields)
         self.config = cfg
+        # Every supplemental message this driver delivered, as claimed: ``text`` is what an agent would be sent.
+        self.delivered: list[ClaimedMessage] = []
 
     @property
     def name(self) -> str:
@@ -270,6 +272,7 @@ class _Play:
     def _deliver(self, m: ClaimedMessage, boundary: Boundary, mechanism: str) -> None:
         assert self.ctx.messages is not None
         self.prompts.append(m.original)
+        self.d.delivered.append(m)
         self._unmatched += 1
         self.ctx.messages.delivered(m, boundary=boundary, mechanism=mechanism)
 
