@@ -1,9 +1,16 @@
-"""Checks made before launch: a request's policy against the driver's truthful Descriptor."""
+"""Checks made before launch: a request's policy against the driver's truthful Descriptor, and resource options
+that nothing can honour yet."""
 
 from __future__ import annotations
 
 from ._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
-from ._errors import HumanDecisionModeUnsupportedError, PolicyCapabilityUnsupportedError
+from ._errors import (
+    ConfigError,
+    HumanDecisionModeUnsupportedError,
+    PolicyCapabilityUnsupportedError,
+    SkillMaterializationFailedError,
+)
+from ._options import AgentSettings, RunSettings
 from ._policy import Policy, validate_policy
 from .driver._spi import Descriptor
 
@@ -38,3 +45,30 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
                 f"supported: {sorted(m.name for m in supported_modes) or 'none (leave it INHERIT)'}",
                 option=f"policy.approvals.{name}",
             )
+
+
+# Options of the API that no driver receives yet: asking for one fails before launch rather than being ignored.
+_NOT_CARRIED = ("profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+
+
+def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) -> None:
+    """Raise a ConfigError naming the option when a run asks for resources that would silently do nothing."""
+
+    def unsupported(option: str) -> str:
+        return (
+            f"{option}= is not supported yet: the driver interface does not carry it to {desc.name!r} or any other "
+            "driver, so it would be ignored; remove it"
+        )
+
+    if run.skills:
+        keys = ", ".join(s if isinstance(s, str) else str(getattr(s, "key", s)) for s in run.skills)
+        raise SkillMaterializationFailedError(f"{unsupported('skills')} (asked for: {keys})", option="skills")
+    if run.profile_resources is not None:
+        raise ConfigError(unsupported("profile_resources"), option="profile_resources")
+    if run.workspace_spec is not None:
+        raise ConfigError(unsupported("workspace_spec"), option="workspace_spec")
+    if agent.tools:
+        raise ConfigError(unsupported("tools"), option="tools")
+    for name in _NOT_CARRIED:
+        if getattr(agent, name) is not None:
+            raise ConfigError(unsupported(name), option=name)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._approval_port import ApprovalAbort, CoreApprovals
 from ._broker import Broker
-from ._capabilities import check_policy
+from ._capabilities import check_policy, check_resources
 from ._enums import (
     Boundary,
     ContinueMode,
@@ -331,6 +331,7 @@ class Execution:
         except ConfigError as exc:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
+        check_resources(self.agent.settings, s, self.desc)
         schema = self._resolve_schema()
         self.ctx = RunContextImpl(self)
         self.queue.on_delivered = self.ctx.message_delivered
