@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from . import mcp as mcp
     from ._agent import Agent
     from ._approvals import ApprovalRequest, Choice, Decision, Origin, approve_all, deny_all
     from ._enums import (
@@ -357,7 +358,13 @@ __all__ = [
 ]
 
 
+# Vocabulary submodules, loaded on first use like the names above (``from adaptor_nb import mcp`` works too).
+_SUBMODULES = frozenset({"mcp"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     if name not in _LAZY:
         raise AttributeError(f"module 'adaptor_nb' has no attribute {name!r}")
     _load_all()

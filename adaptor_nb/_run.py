@@ -45,6 +45,7 @@ from ._events import (
     ToolCall,
     TurnEnd,
 )
+from ._mcp_check import check_mcp
 from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 from ._options import RunSettings
 from ._policy import Author
@@ -332,6 +333,7 @@ class Execution:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
         check_resources(self.agent.settings, s, self.desc)
+        check_mcp(s.mcp, self.desc)
         schema = self._resolve_schema()
         self.ctx = RunContextImpl(self)
         self.queue.on_delivered = self.ctx.message_delivered
@@ -422,6 +424,7 @@ class Execution:
             spawn=s.spawn,
             slot=slot,
             max_turns=self.max_turns,
+            mcp=s.mcp,
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:

@@ -23,6 +23,7 @@ from .._enums import (
 from .._events import Event
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
+from ..mcp import Server as MCPServer
 
 ALL_APPROVAL_MODES = frozenset({ApprovalMode.ASK, ApprovalMode.AUTO_APPROVE, ApprovalMode.AUTO_DENY})
 ALL_QUESTION_MODES = frozenset({QuestionMode.ASK, QuestionMode.AUTO_DENY})
@@ -98,6 +99,8 @@ class Descriptor:
     fork: bool = False
     persistent: bool = False
     scripted: bool = False
+    mcp: frozenset[str] = frozenset()
+    """MCP transports the driver can attach (``"stdio"``, ``"http"``, ``"sse"``); empty means no MCP support."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,8 @@ class Invocation:
     slot: ProcessSlot | None = None
     max_turns: int = 20
     env: dict[str, str] = field(default_factory=dict)
+    mcp: tuple[MCPServer, ...] | None = None
+    """The resolved MCP servers, already validated: None leaves the CLI's own MCP setup alone, ``()`` clears it."""
 
 
 @dataclass(frozen=True)

@@ -175,12 +175,12 @@ async def test_a_declined_file_change_is_not_applied(
     assert "rejected" in fake.model_requests[1].tool_outputs[-1]
 
 
-MCP_SERVER = str(Path(__file__).with_name("mcp_echo_server.py"))
+MCP_SERVER = str(Path(__file__).parent.parent / "fixtures" / "mcp_echo_server.py")
 
 
 @pytest.fixture
 def mcp_driver(make_driver: DriverFactory, fake: FakeOpenAIServer, tmp_path: Path) -> DriverFactory:
-    """A driver whose CODEX_HOME declares the ``echo`` MCP server (a tiny stdio server in this folder)."""
+    """A driver whose CODEX_HOME declares the ``echo`` MCP server (the tiny stdio server in tests/fixtures)."""
     servers = {"mcp_servers": {"echo": {"command": sys.executable, "args": [MCP_SERVER]}}}
     home = make_home(tmp_path / "codex-home-mcp", fake, settings=servers)
     return lambda **fields: make_driver(codex_home=str(home), **fields)

@@ -10,8 +10,10 @@ from typing import Any
 
 from ..._enums import FeatureLevel, SandboxLevel
 from ..._errors import ConfigError
+from ...driver._mcp import check_bearer_envs
 from ...driver._spi import Invocation
 from ._config import Config
+from ._mcp import mcp_args
 
 # The CLI tools that cannot change files or run programs; a read-only run is offered only these.
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "WebFetch", "WebSearch", "AskUserQuestion")
@@ -124,11 +126,15 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
         argv += ["--disallowedTools", ",".join(disallowed)]
     for d in config.add_dirs:
         argv += ["--add-dir", d]
+    mcp_argv, mcp_secrets = mcp_args(inv.mcp)
+    argv += mcp_argv
     argv += config.extra_args
     env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
     env.update(config.env)
     env.update(inv.env)
     env.update(config.secret_env)
+    check_bearer_envs(inv.mcp or (), env, "claude")
+    env.update(mcp_secrets)  # the values the --mcp-config JSON names as ${VAR}: never on the command line
     digest = hashlib.sha256()
     digest.update(json.dumps([argv, os.path.realpath(cwd)]).encode())
     for k in sorted(env):

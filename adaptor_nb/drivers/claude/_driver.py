@@ -30,6 +30,7 @@ from ...driver._spi import (
 from ._actor import ClaudeProcess
 from ._command import Launch, build_launch, config_fingerprint
 from ._config import INSTALL_HINT, Config
+from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._run import ClaudeRun, emit_spawn
 
 MESSAGES = MessageCapabilities(
@@ -91,6 +92,7 @@ class Driver:
             resume=True,
             fork=True,
             persistent=True,
+            mcp=MCP_TRANSPORTS,
         )
 
     def validate_config(self) -> None:

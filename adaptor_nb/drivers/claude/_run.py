@@ -17,6 +17,7 @@ from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocat
 from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
 from ._approvals import approval_spec, decision_response, error_response
 from ._frames import FrameTranslator, TurnResult, parse_result
+from ._mcp import required_failures
 
 PROVIDER = "anthropic"
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -201,6 +202,8 @@ class ClaudeRun:
                             self.session_id = str(frame.get("session_id") or self.session_id)
                         for ev in tr.system(frame):
                             await emit(ev)
+                        if frame.get("subtype") == "init":
+                            self._check_required_mcp(frame)
                     elif t == "result":
                         await self._result(frame)
                     elif t == "control_request":
@@ -356,6 +359,16 @@ class ClaudeRun:
             raise payload[1]
 
     # -- turn ends ---------------------------------------------------------------------------------------
+
+    def _check_required_mcp(self, frame: dict[str, Any]) -> None:
+        """A required MCP server that did not connect fails the run (its tools would be missing)."""
+        failed = required_failures(frame, self.inv.mcp)
+        if failed:
+            raise DriverFailure(
+                f"required MCP server(s) did not connect: {', '.join(failed)}",
+                details={"mcp_servers": failed, "stderr_tail": self.proc.stderr_tail()},
+                session_id=self.session_id,
+            )
 
     async def _result(self, frame: dict[str, Any]) -> None:
         res = parse_result(frame, self.proc.cost_total)

@@ -40,9 +40,12 @@ from ...driver import (
     RunContext,
     StructuredOutputCapabilities,
 )
+from ...driver._mcp import check_bearer_envs
 from ._command import codex_command
 from ._config import Config
 from ._home import config_overrides
+from ._mcp import TRANSPORTS as MCP_TRANSPORTS
+from ._mcp import mcp_overrides
 from ._rpc import Closed, RpcError, ServerClosedError
 from ._server import AppServer, OutputRoute
 from ._turns import TurnRunner
@@ -80,6 +83,7 @@ DESCRIPTOR = Descriptor(
     resume=True,
     fork=True,
     persistent=True,
+    mcp=MCP_TRANSPORTS,
 )
 
 
@@ -155,9 +159,10 @@ class Driver:
         web = WEB_SEARCH_MODES.get(inv.policy.web_search)
         if web is not None:
             argv += ["-c", f'web_search="{web}"']
+        argv += self._mcp(inv, self._base_env(inv))[0]
         return argv + list(self.config.extra_args)
 
-    def _env(self, inv: Invocation) -> dict[str, str]:
+    def _base_env(self, inv: Invocation) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.config.env)
         env.update(self.config.secret_env)
@@ -166,6 +171,20 @@ class Driver:
             env["CODEX_HOME"] = os.path.abspath(self.config.codex_home)
         env.setdefault("NO_COLOR", "1")
         return env
+
+    def _env(self, inv: Invocation) -> dict[str, str]:
+        env = self._base_env(inv)
+        env.update(self._mcp(inv, env)[1])  # MCP secrets travel by reference, never on the command line
+        return env
+
+    @staticmethod
+    def _mcp(inv: Invocation, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The ``-c`` overrides and private environment for the run's MCP servers (nothing when it inherits)."""
+        if inv.mcp is None:
+            return [], {}
+        check_bearer_envs(inv.mcp, env, "codex")
+        home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+        return mcp_overrides(inv.mcp, home)
 
     @staticmethod
     def _process_fingerprint(argv: list[str], env: dict[str, str], cwd: str) -> str:
