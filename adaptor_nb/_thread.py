@@ -167,6 +167,15 @@ class ThreadBinding:
         except BaseException:
             st.active = None
             raise
+        if lease.took_over:
+            ex.notice(
+                Notice(
+                    kind=NoticeKind.LIFECYCLE.value,
+                    text=f"thread {self.key!r}: took over the lease of {lease.took_over}",
+                    metadata={"code": "thread.lease_taken_over"},
+                    data={"previous": lease.took_over},
+                )
+            )
         try:
             return await self._plan(ex, lease)
         except BaseException:

@@ -20,6 +20,7 @@ class Lease:
     owner: str
     token: str
     expires_at: float
+    took_over: str = ""  # set when the lease was taken from a holder whose process had ended (who that was)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from ._codec import (
     history_to_row,
     load_json,
 )
+from ._holder import Holder, current, is_gone
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
 T = TypeVar("T")
@@ -78,6 +79,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 expires_at REAL NOT NULL,
                 acquired_at REAL NOT NULL
             )""",
+        ),
+    ),
+    (
+        2,
+        "lease holders: machine, process id and start time",
+        (
+            "ALTER TABLE leases ADD COLUMN holder_host TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE leases ADD COLUMN holder_pid INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE leases ADD COLUMN holder_started TEXT NOT NULL DEFAULT ''",
         ),
     ),
 )
@@ -212,9 +222,13 @@ class SQLiteStore:
         return await self._call(_resolve, key)
 
     async def acquire_lease(self, key: str, owner: str, ttl: float) -> Lease:
-        """Take the single-writer lease; raises ThreadBusyError if another owner holds an unexpired one."""
+        """Take the single-writer lease; raises ThreadBusyError if another owner holds an unexpired one.
+
+        An unexpired lease whose holder ran on this machine and whose process has ended is taken over at once
+        (``Lease.took_over`` says from whom), so a killed or restarted kernel does not keep its threads busy.
+        """
         _check_lease_args(key, owner, ttl)
-        future = self._worker().submit(self._call_sync, _acquire, key, owner, ttl)
+        future = self._worker().submit(self._call_sync, _acquire, key, owner, ttl, current())
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -293,22 +307,33 @@ def _check_lease_args(key: str, owner: str, ttl: float) -> None:
         raise ValueError(f"lease ttl must be positive seconds, got {ttl!r}")
 
 
-def _acquire(conn: sqlite3.Connection, key: str, owner: str, ttl: float) -> Lease:
+def _acquire(conn: sqlite3.Connection, key: str, owner: str, ttl: float, me: Holder) -> Lease:
     with _write(conn):
         now = time.time()
-        row = conn.execute("SELECT owner, expires_at FROM leases WHERE key = ?", (key,)).fetchone()
+        row = conn.execute(
+            "SELECT owner, expires_at, holder_host, holder_pid, holder_started FROM leases WHERE key = ?", (key,)
+        ).fetchone()
+        took_over = ""
         if row is not None and row[1] > now and row[0] != owner:
-            raise ThreadBusyError(
-                f"thread {key!r} is busy: owner {row[0]!r} holds its lease for another {row[1] - now:.1f}s",
-                key=key,
-                details={"owner": row[0], "expires_at": row[1]},
-            )
-        lease = Lease(key=key, owner=owner, token=secrets.token_hex(16), expires_at=now + ttl)
+            holder = Holder(host=row[2], pid=row[3], started=row[4])
+            if not is_gone(holder):
+                raise ThreadBusyError(
+                    f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
+                    f"{row[1] - now:.1f}s",
+                    key=key,
+                    details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
+                )
+            # The holder ran on this machine and its process has ended: nobody can be writing under that lease.
+            took_over = f"{row[0]} ({holder.describe()}, now gone)"
+        lease = Lease(key=key, owner=owner, token=secrets.token_hex(16), expires_at=now + ttl, took_over=took_over)
         conn.execute(
-            "INSERT INTO leases (key, owner, token, expires_at, acquired_at) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO leases (key, owner, token, expires_at, acquired_at, holder_host, holder_pid, holder_started) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, token = excluded.token, "
-            "expires_at = excluded.expires_at, acquired_at = excluded.acquired_at",
-            (key, owner, lease.token, lease.expires_at, now),
+            "expires_at = excluded.expires_at, acquired_at = excluded.acquired_at, "
+            "holder_host = excluded.holder_host, holder_pid = excluded.holder_pid, "
+            "holder_started = excluded.holder_started",
+            (key, owner, lease.token, lease.expires_at, now, me.host, me.pid, me.started),
         )
     return lease
 

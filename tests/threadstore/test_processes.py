@@ -15,6 +15,7 @@ from adaptor_nb._errors import ThreadBusyError, ThreadLeaseLostError
 from adaptor_nb.driver import Checkpoint
 from adaptor_nb.threadstore import FinalizeRequest, Lease, SQLiteStore, ThreadRecord
 from adaptor_nb.threadstore._protocol import HISTORY_LIMIT
+from adaptor_nb.threadstore._sqlite import MIGRATIONS
 
 from .conftest import Worker
 
@@ -70,12 +71,19 @@ async def test_four_processes_never_own_one_thread_at_once(db_path: Path, worker
     assert len(record.receipts) == wins
 
 
-async def test_a_killed_owner_blocks_until_expiry_then_the_next_process_takes_over(
+def move_holder_elsewhere(db: Path, key: str) -> None:
+    """Make the lease of ``key`` look taken on another machine, whose processes this one cannot see."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE leases SET holder_host = 'another-machine|boot|pid:[1]' WHERE key = ?", (key,))
+
+
+async def test_a_killed_owner_on_another_machine_blocks_until_expiry_then_the_next_process_takes_over(
     db_path: Path, workers: Start
 ) -> None:
     owner = workers("hold", str(db_path), "review", "kernel-1", "3")
     held = owner.read_until("holding")
     owner.kill9()
+    move_holder_elsewhere(db_path, "review")  # from here its death cannot be seen: only expiry frees the thread
     dead = Lease("review", "kernel-1", held["token"], held["expires_at"])
 
     store = SQLiteStore(db_path)
@@ -109,6 +117,31 @@ async def test_a_killed_owner_blocks_until_expiry_then_the_next_process_takes_ov
         store.close()
 
 
+async def test_a_killed_owner_on_this_machine_is_taken_over_at_once(db_path: Path, workers: Start) -> None:
+    owner = workers("hold", str(db_path), "review", "kernel-1", "600")
+    held = owner.read_until("holding")
+    pid = owner.pid
+    owner.kill9()
+    dead = Lease("review", "kernel-1", held["token"], held["expires_at"])
+    store = SQLiteStore(db_path)
+    try:
+        assert time.time() < dead.expires_at - 500  # the dead lease is far from expiring
+        lease = await store.acquire_lease("review", "kernel-2", 30)
+        assert lease.took_over.startswith(f"kernel-1 (process {pid} on this machine")
+        record = await store.resolve("review")
+        assert record is not None and record.checkpoint is not None
+        assert record.checkpoint.session_id == "session-of-kernel-1"  # taking the lease keeps the thread's state
+        try:
+            await store.finalize(dead, FinalizeRequest(status="zombie"))
+        except ThreadLeaseLostError:
+            pass
+        else:
+            raise AssertionError("the dead owner's lease could still write")
+        await store.release_lease(lease)
+    finally:
+        store.close()
+
+
 async def test_a_live_owner_in_another_process_keeps_the_thread(db_path: Path, workers: Start) -> None:
     owner = workers("hold", str(db_path), "review", "kernel-1", "60")
     held = owner.read_until("holding")
@@ -118,6 +151,7 @@ async def test_a_live_owner_in_another_process_keeps_the_thread(db_path: Path, w
             await store.acquire_lease("review", "kernel-2", 30)
         except ThreadBusyError as exc:
             assert exc.details["owner"] == "kernel-1"
+            assert exc.details["pid"] == owner.pid and f"process {owner.pid} on this machine" in str(exc)
         else:
             raise AssertionError("a second process acquired a thread another process owns")
         forged = Lease("review", "kernel-2", held["token"], held["expires_at"])
@@ -205,5 +239,5 @@ async def test_processes_creating_one_fresh_file_at_once_agree_on_its_schema(db_
         record = await resolve(db_path, f"k{i}")
         assert record is not None and record.last_status == f"proc-{i}"
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

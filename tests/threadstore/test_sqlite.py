@@ -66,6 +66,30 @@ async def test_migrations_apply_once_across_reopenings(db_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
 
+async def test_a_file_of_the_first_schema_is_upgraded_and_keeps_its_leases(db_path: Path) -> None:
+    version, name, statements = MIGRATIONS[0]
+    with raw(db_path) as conn:  # a file written before lease holders were recorded
+        for statement in statements:
+            conn.execute(statement)
+        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
+        conn.execute("INSERT INTO schema_migrations VALUES (?, ?, 0)", (version, name))
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("INSERT INTO leases VALUES ('k', 'old-kernel', 'tok', ?, ?)", (time.time() + 600, time.time()))
+    store = SQLiteStore(db_path)
+    try:
+        with pytest.raises(ThreadBusyError) as info:  # nothing is known of the old holder: its lease stands
+            await store.acquire_lease("k", "new-kernel", 30)
+        assert info.value.details["owner"] == "old-kernel"
+        lease = await store.acquire_lease("other", "new-kernel", 30)
+        assert lease.took_over == ""
+    finally:
+        store.close()
+    with raw(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        holder = conn.execute("SELECT holder_host, holder_pid FROM leases WHERE key = 'other'").fetchone()
+        assert holder[0] and holder[1] > 0
+
+
 async def test_a_newer_schema_is_refused_with_a_clear_error(db_path: Path) -> None:
     with raw(db_path) as conn:
         conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
