@@ -8,7 +8,6 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from ._enums import Phase, Role
 from ._events import (
     EMPTY_META,
     Done,
@@ -16,17 +15,15 @@ from ._events import (
     Event,
     EventMeta,
     EventSourceMeta,
-    TextDelta,
     event_kind,
     is_droppable,
+    text_delta,
     with_meta,
 )
 
 _new = object.__new__
 _set = object.__setattr__
 _now = time.time
-_ASSISTANT = Role.ASSISTANT
-_CONTENT = Phase.CONTENT
 
 
 @dataclass
@@ -164,40 +161,14 @@ class Broker:
         return True
 
     def push_text(self, text: str, message_id: str) -> bool:
-        """``publish_nowait(TextDelta(text=text, message_id=message_id))`` in one step, for per-token loops.
+        """``publish_nowait(TextDelta(text=text, message_id=message_id))`` for per-token loops.
 
-        Builds and stamps the event directly; returns False (having done nothing) when the full ``publish``
-        is needed, exactly when ``publish_nowait`` would.
+        Plain assistant text is always droppable, so that check is skipped; returns False (having done nothing)
+        when the full ``publish`` is needed, exactly when ``publish_nowait`` would.
         """
         if self._ordinary >= self._yield_at or not self._fast:
             return False
-        self._seq = seq = self._seq + 1
-        meta = _new(EventMeta)
-        _set(
-            meta,
-            "__dict__",
-            {
-                "run_id": self.run_id,
-                "thread_key": self.thread_key,
-                "sequence": seq,
-                "timestamp": _now(),
-                "turn_id": self.turn_id,
-                "source": None,
-            },
-        )
-        ev = _new(TextDelta)
-        _set(
-            ev,
-            "__dict__",
-            {"meta": meta, "text": text, "message_id": message_id, "role": _ASSISTANT, "phase": _CONTENT},
-        )
-        self._items.append(ev)
-        self._flags.append(True)
-        self._ordinary += 1
-        self.published += 1
-        if self._sleeping:
-            self._sleeping = False
-            self._wake.set()
+        self._append(self._stamp(text_delta(text, message_id), None), ordinary=True)
         return True
 
     async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:

@@ -1,5 +1,7 @@
 import asyncio
 
+import pytest
+
 from adaptor_nb import Agent, Done, Dropped, Phase, Role, TextDelta, ToolCall, ToolResult, TurnEnd
 from adaptor_nb.drivers import reference as ref
 
@@ -45,9 +47,10 @@ async def test_one_dropped_event_per_drop_window() -> None:
     assert dropped[0].count == dropped[0].last_sequence - dropped[0].first_sequence + 1
 
 
-async def test_blocking_events_is_lossless() -> None:
+@pytest.mark.parametrize("buffer", [1, 2, 4])
+async def test_blocking_events_is_lossless(buffer: int) -> None:
     sc = ref.Scenario(ref.Turn(ref.Text("y" * 500, chunk=1)))
-    stream = Agent(ref.Driver(scenario=sc), event_buffer=4, blocking_events=True).send("hi")
+    stream = Agent(ref.Driver(scenario=sc), event_buffer=buffer, blocking_events=True).send("hi")
     events = []
     async for ev in stream.events():
         events.append(ev)
