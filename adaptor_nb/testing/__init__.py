@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ._anthropic import RecordedRequest as AnthropicRequest
     from ._anthropic import Reply as AnthropicReply
     from ._clis import find_cli
-    from ._conformance import (
+    from .conformance import (
         CHECKS,
         CheckResult,
         ConformanceCase,
@@ -31,14 +31,14 @@ if TYPE_CHECKING:
 
 # public name -> (module, attribute)
 _LAZY: dict[str, tuple[str, str]] = {
-    "run_driver_conformance": ("._conformance", "run_driver_conformance"),
-    "ConformanceReport": ("._conformance", "ConformanceReport"),
-    "ConformanceCase": ("._conformance", "ConformanceCase"),
-    "CheckResult": ("._conformance", "CheckResult"),
-    "ModelRun": ("._conformance", "ModelRun"),
-    "Hold": ("._conformance", "Hold"),
-    "CHECKS": ("._conformance", "CHECKS"),
-    "default_prompt": ("._conformance", "default_prompt"),
+    "run_driver_conformance": (".conformance", "run_driver_conformance"),
+    "ConformanceReport": (".conformance", "ConformanceReport"),
+    "ConformanceCase": (".conformance", "ConformanceCase"),
+    "CheckResult": (".conformance", "CheckResult"),
+    "ModelRun": (".conformance", "ModelRun"),
+    "Hold": (".conformance", "Hold"),
+    "CHECKS": (".conformance", "CHECKS"),
+    "default_prompt": (".conformance", "default_prompt"),
     "run_store_conformance": ("._store_conformance", "run_store_conformance"),
     "STORE_CHECKS": ("._store_conformance", "STORE_CHECKS"),
     "FakeAnthropicServer": ("._anthropic", "FakeAnthropicServer"),

@@ -53,9 +53,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NoReturn
 
-from .._agent import Agent
-from .._approvals import ApprovalRequest
-from .._enums import (
+from ..._agent import Agent
+from ..._approvals import ApprovalRequest
+from ..._enums import (
     ApprovalKind,
     ApprovalMode,
     AuthorKind,
@@ -70,7 +70,7 @@ from .._enums import (
     SandboxLevel,
     Timing,
 )
-from .._errors import (
+from ..._errors import (
     ApprovalDenied,
     ApprovalResolvedError,
     HumanDecisionModeUnsupportedError,
@@ -82,7 +82,7 @@ from .._errors import (
     RunFinishedError,
     StructuredOutputUnsupportedError,
 )
-from .._events import (
+from ..._events import (
     Done,
     Event,
     MessageUpdate,
@@ -96,11 +96,11 @@ from .._events import (
     ToolResult,
     TurnEnd,
 )
-from .._policy import ApprovalPolicy, Author, Policy
-from .._result import Result, Usage
-from .._stream import Stream
-from ..driver._spi import Descriptor, Driver, DriverOutcome, Invocation, MessageCapabilities, RunContext
-from ..drivers import reference
+from ..._policy import ApprovalPolicy, Author, Policy
+from ..._result import Result, Usage
+from ..._stream import Stream
+from ...driver._spi import Descriptor, Driver, DriverOutcome, Invocation, MessageCapabilities, RunContext
+from ...drivers import reference
 
 __all__ = [
     "CHECKS",
