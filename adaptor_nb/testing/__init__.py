@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from ._anthropic import RecordedRequest as AnthropicRequest
     from ._anthropic import Reply as AnthropicReply
     from ._clis import find_cli
+    from ._openai import FakeOpenAIServer, ToolCallSpec, example_for_schema
+    from ._openai import RecordedRequest as OpenAIRequest
+    from ._openai import Reply as OpenAIReply
+    from ._store_conformance import STORE_CHECKS, run_store_conformance
     from .conformance import (
         CHECKS,
         CheckResult,
@@ -24,10 +28,6 @@ if TYPE_CHECKING:
         default_prompt,
         run_driver_conformance,
     )
-    from ._openai import FakeOpenAIServer, ToolCallSpec, example_for_schema
-    from ._openai import RecordedRequest as OpenAIRequest
-    from ._openai import Reply as OpenAIReply
-    from ._store_conformance import STORE_CHECKS, run_store_conformance
 
 # public name -> (module, attribute)
 _LAZY: dict[str, tuple[str, str]] = {

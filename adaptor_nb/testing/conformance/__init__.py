@@ -1,15 +1,47 @@
-"""The public driver conformance suite."""
+"""The public driver conformance suite: checks through Agent, Thread and Stream that a driver does what it declares.
 
-from ._checks import (
-    CHECKS,
-    CheckResult,
-    ConformanceCase,
-    ConformanceReport,
-    Hold,
-    ModelRun,
-    default_prompt,
-    run_driver_conformance,
-)
+Usage with the offline reference driver (no hooks needed; the suite scripts it for every check)::
+
+    from adaptor_nb.drivers import reference
+    from adaptor_nb.testing import run_driver_conformance
+
+    async def test_reference_conforms():
+        await run_driver_conformance(reference.Driver)
+
+A driver that talks to a real CLI needs a model that behaves as each check asks. A factory with a required positional
+parameter receives the check's :class:`ConformanceCase`; it returns a Driver, an awaitable of one, or an (async)
+context manager that yields one and cleans up afterwards, typically a fake model server scripted from ``case.runs``::
+
+    @contextlib.asynccontextmanager
+    async def claude_for(case: ConformanceCase):
+        async with FakeAnthropicServer() as server:
+            for run in case.runs:
+                server.enqueue(*replies_for(run, case.hold))   # translate the neutral script to server replies
+            yield claude.Driver(claude.Config(env={"ANTHROPIC_BASE_URL": server.url, ...}))
+
+    report = await run_driver_conformance(claude_for, agent_options={"model": "claude-fake-1"})
+
+Each :class:`ModelRun` says, in provider-neutral terms, what the model does in one run (one ``send``) of the check:
+optionally first raise a decision of kind ``approval`` (a tool that needs permission, a plan to review, or a question
+with ``choices``), then answer ``reply`` (or the JSON value ``structured``), and answer ``follow_up`` on every later
+turn of the same run (continuations with supplemental input). ``fail`` makes the model request fail (an HTTP 500) so
+the run must end in a RunError. ``hold`` pauses the first turn mid-stream until the suite calls
+``case.hold.release()``; the server may wait on ``case.hold`` like a ``threading.Event`` (its ``wait()`` reports the
+arrival) or call ``case.hold.arrived()`` itself. The suite releases the hold right after admitting a message, except
+for ``Timing.INTERRUPT``: then it keeps the turn held until the message is delivered or failed (at most half the
+timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run
+``index`` (the default asks for the reply in plain words; a hook may add directives its fake server understands).
+
+The factory is also called once for the case named ``"descriptor"`` (no runs) to read the declared capabilities.
+Every check gets a fresh driver, Agent and workspace directory, is bounded by ``timeout`` seconds, and never sleeps
+to synchronise. The suite returns a :class:`ConformanceReport` and raises AssertionError listing the failures unless
+``raise_on_failure=False``.
+"""
+
+from ._cases import ConformanceCase, Hold, ModelRun, default_prompt
+from ._checks import CHECKS
+from ._report import CheckResult, ConformanceReport
+from ._runner import run_driver_conformance
 
 __all__ = [
     "CHECKS",
