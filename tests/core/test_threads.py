@@ -236,10 +236,13 @@ async def test_standby_cancel_fails_queued_input_and_keeps_accepting() -> None:
 async def test_standby_retries_once_after_a_retryable_failure_and_carries_input() -> None:
     gate = ref.Gate()
     calls: list[str] = []
+    retry_started = asyncio.Event()
 
     class Flaky(ref.Driver):
         async def run(self, invocation, ctx):  # type: ignore[no-untyped-def]
             calls.append(invocation.prompt)
+            if len(calls) == 2:
+                retry_started.set()
             if len(calls) == 1:
                 await gate.pass_through()
                 from adaptor_nb.driver import DriverFailure
@@ -258,10 +261,9 @@ async def test_standby_retries_once_after_a_retryable_failure_and_carries_input(
     with pytest.raises(RunError) as info:
         await failed_stream  # type: ignore[misc]
     assert info.value.result.undelivered()[0].reason is MessageFailure.RUN_FAILED  # type: ignore[union-attr]
-    for _ in range(200):
-        if sb.current is not failed_stream:
-            break
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):
+        await retry_started.wait()
+    assert sb.current is not failed_stream
     retried = await sb.current  # type: ignore[misc]
     assert calls[-1] == "carry me"
     assert retried.text and "carry me" in retried.text

@@ -8,7 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +29,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 READY_TIMEOUT = 60.0
+READY_LINE = b"Use Control-C to stop this server"  # printed once the server listens
 KERNEL_IDLE = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
@@ -82,26 +83,35 @@ class Lab:
                 "--LabApp.news_url=None",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             ],
-            stdout=self.log,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=full_env,
             cwd=root,
             start_new_session=True,
         )
+        # The server's output goes to the log through a reader thread, which also sees the line that says it listens.
+        self._ready = threading.Event()
+        self._reader = threading.Thread(target=self._copy_log, daemon=True)
+        self._reader.start()
         self._wait_ready()
 
+    def _copy_log(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.log.write(line.decode(errors="replace"))
+            self.log.flush()
+            if READY_LINE in line:
+                self._ready.set()
+        self._ready.set()  # the server ended: stop waiting
+
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}; see {self.log.name}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/status", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"jupyter lab did not answer within {READY_TIMEOUT} s; see {self.log.name}")
+        if not self._ready.wait(READY_TIMEOUT):
+            raise RuntimeError(f"jupyter lab did not start within {READY_TIMEOUT} s; see {self.log.name}")
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}; see {self.log.name}")
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/status", timeout=READY_TIMEOUT) as r:
+            if r.status != 200:
+                raise RuntimeError(f"jupyter lab answered /api/status with {r.status}; see {self.log.name}")
 
     def url(self, notebook: str, workspace: str) -> str:
         return f"http://127.0.0.1:{self.port}/lab/workspaces/{workspace}/tree/{notebook}?reset"
@@ -119,6 +129,9 @@ class Lab:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        self._reader.join(timeout=10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.log.close()
 
 
