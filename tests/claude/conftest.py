@@ -11,11 +11,11 @@ from typing import Any
 
 import psutil
 import pytest
+from _support import require_cli
 
 from adaptor_nb import Agent
 from adaptor_nb.drivers import claude
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
-from adaptor_nb.testing._clis import find_cli
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "fixtures" / "claude"
@@ -35,33 +35,16 @@ QUIET_ENV = {
 @pytest.fixture(scope="session")
 def claude_cli() -> str:
     """The pinned Claude Code binary; tests that need it skip (with the reason) only when it is not installed."""
-    path = find_cli("claude")
-    if path is None:
-        pytest.skip(
-            "Claude Code CLI not found: run `bash scripts/setup.sh` (installs @anthropic-ai/claude-code into "
-            ".cache/npm) or set ADAPTOR_NB_CLI_CACHE"
-        )
-    return path
+    return require_cli(
+        "claude",
+        "run `bash scripts/setup.sh` (installs @anthropic-ai/claude-code into .cache/npm) or set ADAPTOR_NB_CLI_CACHE",
+    )
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer() as server:
         yield server
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
 
 
 @pytest.fixture

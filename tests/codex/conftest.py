@@ -15,6 +15,7 @@ from typing import Any
 
 import psutil
 import pytest
+from _support import require_cli
 
 from adaptor_nb.drivers.codex import Config, Driver
 from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
@@ -26,19 +27,9 @@ CATALOG_MODEL = "gpt-5.5"  # a model Codex knows: it declares apply_patch for it
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _find_codex() -> str | None:
-    from adaptor_nb.testing import find_cli
-
-    found: str | None = find_cli("codex")
-    return found
-
-
 @pytest.fixture(scope="session")
 def codex_bin() -> str:
-    path = _find_codex()
-    if path is None:
-        pytest.skip("the Codex CLI is not installed (run scripts/setup.sh to put @openai/codex in .cache/npm)")
-    return path
+    return require_cli("codex", "run scripts/setup.sh to put @openai/codex in .cache/npm")
 
 
 class NetworkTripwire:
@@ -135,13 +126,6 @@ async def fake() -> Any:
         yield server
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
 def make_home(
     path: Path,
     server: FakeOpenAIServer,
@@ -166,10 +150,8 @@ DriverFactory = Callable[..., Driver]
 
 
 @pytest.fixture
-def make_driver(codex_bin: str, codex_home: Path, tmp_path: Path, tripwire: NetworkTripwire) -> DriverFactory:
+def make_driver(codex_bin: str, codex_home: Path, home: Path, tripwire: NetworkTripwire) -> DriverFactory:
     """Builds a Driver on the real CLI with an isolated CODEX_HOME and HOME; keyword arguments override Config."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
 
     def build(**fields: Any) -> Driver:
         env = {"HOME": str(home), **tripwire.env(), **fields.pop("env", {})}

@@ -4,38 +4,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import psutil
+from _support import alive, of
+from _support import drain as run_all
 
-from adaptor_nb import AdaptorError, Agent, ProcessInfo, ProcessKind, Result, Stream
-from adaptor_nb._events import Event
+from adaptor_nb import AdaptorError, Agent, Event, ProcessInfo, ProcessKind, Result, Stream
 
-E = TypeVar("E", bound=Event)
-
-
-async def run_all(stream: Stream) -> tuple[list[Event], Result | None, BaseException | None]:
-    """Consume every event, then return them with the result or the error."""
-    events = [ev async for ev in stream.events()]
-    try:
-        return events, await stream.result(), None
-    except AdaptorError as exc:
-        return events, None, exc
-
-
-def of(events: list[Event], kind: type[E]) -> list[E]:
-    return [e for e in events if isinstance(e, kind)]
+__all__ = ["Watcher", "alive", "closed", "of", "run_all", "spawned_pids", "summary"]
 
 
 def spawned_pids(events: list[Event]) -> list[int]:
     return [int(e.data["pid"]) for e in of(events, ProcessInfo) if e.kind is ProcessKind.SPAWN]
-
-
-def alive(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return False
 
 
 async def closed(agent: Agent) -> None:

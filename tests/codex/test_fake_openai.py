@@ -27,9 +27,11 @@ def post(
     """POST ``body`` and return the status and the parsed SSE events (or the JSON body as one event)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json", "Authorization": "Bearer sk-x"})
-    resp = conn.getresponse()
-    raw = resp.read().decode()
-    conn.close()
+    try:
+        resp = conn.getresponse()
+        raw = resp.read().decode()
+    finally:
+        conn.close()
     if resp.getheader("Content-Type") != "text/event-stream":
         return resp.status, [json.loads(raw)]
     events = []
