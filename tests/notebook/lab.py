@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 READY_TIMEOUT = 60.0
-READY_LINE = b"Use Control-C to stop this server"  # printed once the server listens
+READY_LINE = b"Use Control-C to stop this server"  # the end of the start-up banner
 KERNEL_IDLE = """() => {
   const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
   const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
@@ -89,8 +90,9 @@ class Lab:
             cwd=root,
             start_new_session=True,
         )
-        # The server's output goes to the log through a reader thread, which also sees the line that says it listens.
-        self._ready = threading.Event()
+        # The server's output goes to the log through a reader thread, which also sees the line that says it started.
+        self._started = threading.Event()
+        self._ended = threading.Event()
         self._reader = threading.Thread(target=self._copy_log, daemon=True)
         self._reader.start()
         self._wait_ready()
@@ -101,17 +103,28 @@ class Lab:
             self.log.write(line.decode(errors="replace"))
             self.log.flush()
             if READY_LINE in line:
-                self._ready.set()
-        self._ready.set()  # the server ended: stop waiting
+                self._started.set()
+        self._ended.set()
+        self._started.set()  # stop waiting: the server ended
 
     def _wait_ready(self) -> None:
-        if not self._ready.wait(READY_TIMEOUT):
+        deadline = time.monotonic() + READY_TIMEOUT
+        if not self._started.wait(READY_TIMEOUT):
             raise RuntimeError(f"jupyter lab did not start within {READY_TIMEOUT} s; see {self.log.name}")
+        # The banner comes just before the server's loop runs its first callback, which binds the port: bridge that
+        # short window by asking again, pausing on the server's exit (so a crash ends the wait at once).
+        while not self._ended.is_set():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/status", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self._ended.wait(0.05):
+                break
         if self.proc.poll() is not None:
             raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}; see {self.log.name}")
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/status", timeout=READY_TIMEOUT) as r:
-            if r.status != 200:
-                raise RuntimeError(f"jupyter lab answered /api/status with {r.status}; see {self.log.name}")
+        raise RuntimeError(f"jupyter lab did not answer within {READY_TIMEOUT} s; see {self.log.name}")
 
     def url(self, notebook: str, workspace: str) -> str:
         return f"http://127.0.0.1:{self.port}/lab/workspaces/{workspace}/tree/{notebook}?reset"
