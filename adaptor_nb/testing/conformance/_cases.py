@@ -8,9 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adaptor_nb import (
-    ApprovalKind,
-)
+from adaptor_nb import ApprovalKind
 
 FOLLOW_UP = "Conformance follow-up answer."
 SCHEMA: dict[str, Any] = {

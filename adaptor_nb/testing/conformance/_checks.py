@@ -553,7 +553,7 @@ async def check_cancellation(h: _Harness) -> str | None:
     return None
 
 
-# --- the suite ----------------------------------------------------------------------------------------------
+# --- the table the runner walks -----------------------------------------------------------------------------
 
 CheckFn = Callable[[_Harness], Awaitable[str | None]]
 

@@ -6,9 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from adaptor_nb import (
-    ApprovalKind,
-)
+from adaptor_nb import ApprovalKind
 from adaptor_nb.driver import Descriptor, DriverOutcome, Invocation, RunContext
 from adaptor_nb.drivers import reference
 
