@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -188,9 +187,9 @@ class Result:
 
         ``tp`` is a pydantic model or any type pydantic validates (``list[Model]``, ``dict``, ``list``).
         """
-        from ._schema import decode_value
+        from ._schema import decode_value, parse_json_text
 
-        value: Any = self._structured if self._has_structured else _json_from_text(self.text)
+        value: Any = self._structured if self._has_structured else parse_json_text(self.text)
         return decode_value(value, tp)  # type: ignore[no-any-return]
 
     def detached(self) -> Result:
@@ -221,15 +220,6 @@ class Result:
         from ._frames import result_markdown
 
         return result_markdown(self)
-
-
-def _json_from_text(text: str) -> Any:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`")
-        if stripped.startswith("json"):
-            stripped = stripped[4:]
-    return json.loads(stripped)
 
 
 def compose_results(run_id: str, *parts: Result | None) -> Result:
