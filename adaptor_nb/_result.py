@@ -156,26 +156,28 @@ class Result:
     _has_structured: bool = field(default=False, repr=False)
 
     def raw(self) -> RawStreams:
-        """Complete stdout/stderr and the terminal payload (a copy)."""
-        return RawStreams(self._raw.stdout, self._raw.stderr, self._raw.terminal)
+        """Complete stdout/stderr and the terminal payload (a copy that shares nothing with the Result)."""
+        return RawStreams(self._raw.stdout, self._raw.stderr, copy.deepcopy(self._raw.terminal))
 
     def transcript(self) -> list[TranscriptItem]:
-        """Normalized provider items plus delivered supplemental messages (a copy)."""
-        return list(self._transcript)
+        """Normalized provider items plus delivered supplemental messages (a deep copy)."""
+        return copy.deepcopy(self._transcript)
 
     def services(self) -> list[ServiceReport]:
-        return list(self._services)
+        """Runtime services ensured or observed for the run (a deep copy)."""
+        return copy.deepcopy(self._services)
 
     def messages(self) -> list[MessageOutcome]:
-        """Final outcomes of supplemental messages, in admission order (a copy)."""
-        return list(self._messages)
+        """Final outcomes of supplemental messages, in admission order (a deep copy)."""
+        return copy.deepcopy(self._messages)
 
     def undelivered(self) -> list[MessageOutcome]:
-        """Messages that failed, with their original text."""
-        return [m for m in self._messages if m.state is MessageState.FAILED]
+        """Messages that failed, with their original text (a deep copy)."""
+        return copy.deepcopy([m for m in self._messages if m.state is MessageState.FAILED])
 
     def subagents(self) -> list[SubagentResult]:
-        return list(self._subagents)
+        """Summaries of the subagents' work (a deep copy)."""
+        return copy.deepcopy(self._subagents)
 
     @property
     def structured(self) -> Any:
@@ -228,6 +230,7 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
     for p in parts:
         if p is None:
             continue
+        base = out.turns  # message turns continue the composite turn sequence
         out.turns += p.turns
         out.usage = Usage.add(out.usage, p.usage)
         if p.text:
@@ -247,7 +250,6 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
             p._raw.terminal or out._raw.terminal,
         )
         out._transcript.extend(p._transcript)
-        base = max((m.turn for m in out._messages), default=0)
         out._messages.extend(replace(m, turn=m.turn + base if m.turn else 0) for m in p._messages)
         out._subagents.extend(p._subagents)
         out._services.extend(p._services)
