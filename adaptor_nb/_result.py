@@ -6,7 +6,7 @@ import copy
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._enums import MessageFailure, MessageState, Timing
+from ._enums import Boundary, MessageFailure, MessageState, Timing, well_known
 from ._policy import Author
 
 if TYPE_CHECKING:
@@ -47,6 +47,12 @@ class Usage:
         return a + b
 
 
+def _normalise_boundary(record: TranscriptMessage | MessageOutcome) -> None:
+    """A well-known boundary given as a string becomes the ``Boundary`` member; others ("receipt") stay strings."""
+    if record.boundary and not isinstance(record.boundary, Boundary):
+        object.__setattr__(record, "boundary", well_known(Boundary, record.boundary))
+
+
 @dataclass(frozen=True)
 class TranscriptMessage:
     """A supplemental message as delivered, recorded by the core in the transcript."""
@@ -54,8 +60,11 @@ class TranscriptMessage:
     id: str
     author: Author
     mechanism: str
-    boundary: str
+    boundary: Boundary | str
     text: str
+
+    def __post_init__(self) -> None:
+        _normalise_boundary(self)
 
 
 @dataclass(frozen=True)
@@ -107,9 +116,12 @@ class MessageOutcome:
     timing: Timing
     state: MessageState
     turn: int = 0
-    boundary: str = ""
+    boundary: Boundary | str = ""
     mechanism: str = ""
     reason: MessageFailure = MessageFailure.NONE
+
+    def __post_init__(self) -> None:
+        _normalise_boundary(self)
 
 
 @dataclass(frozen=True)
