@@ -6,163 +6,52 @@ events and the ``Result``. In a notebook, ``%load_ext adaptor_nb`` adds the ``%%
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from . import mcp as mcp
-    from ._agent import Agent
-    from ._approvals import ApprovalRequest, Choice, Decision, Origin, approve_all, deny_all
-    from ._enums import (
-        ApprovalKind,
-        ApprovalMode,
-        AuthorKind,
-        FailureReason,
-        FallbackAction,
-        FeatureLevel,
-        MessageFailure,
-        MessageState,
-        NoticeKind,
-        Phase,
-        ProcessKind,
-        QuestionMode,
-        Role,
-        SandboxLevel,
-        SubagentKind,
-        Timing,
-    )
-    from ._errors import (
-        AdaptorError,
-        AgentClosedError,
-        AgentFailed,
-        ApprovalDenied,
-        ApprovalError,
-        ApprovalExpiredError,
-        ApprovalKindMismatchError,
-        ApprovalResolvedError,
-        ApprovalTimeout,
-        ApprovalUnavailableError,
-        ConfigError,
-        HumanDecisionModeUnsupportedError,
-        InvalidDriverConfigError,
-        InvalidMCPConfigError,
-        InvalidOutputSchemaError,
-        InvalidPolicyError,
-        LimitExceeded,
-        MCPTransportUnsupportedError,
-        MCPUnsupportedError,
-        MessageError,
-        MessageUnsupportedError,
-        PolicyCapabilityUnsupportedError,
-        PolicyViolation,
-        ResumeRejectedError,
-        RunCancelled,
-        RunError,
-        RunFinishedError,
-        SkillError,
-        SkillKeyConflictError,
-        SkillKeyMissingError,
-        SkillMaterializationFailedError,
-        SkillNotFoundError,
-        SkillSourceMissingError,
-        StructuredOutputUnsupportedError,
-        ThreadAlreadyExistsError,
-        ThreadBusyError,
-        ThreadCheckpointMissingError,
-        ThreadError,
-        ThreadIncompatibleError,
-        ThreadLeaseLostError,
-        ThreadNotFoundError,
-    )
-    from ._events import (
-        Done,
-        Dropped,
-        Event,
-        EventMeta,
-        EventSourceMeta,
-        MessageUpdate,
-        Notice,
-        ProcessInfo,
-        RunFinished,
-        RunStarted,
-        SubagentUpdate,
-        TextDelta,
-        Thinking,
-        ToolCall,
-        ToolResult,
-        TurnEnd,
-        with_meta,
-    )
-    from ._policy import (
-        APPROVALS_AUTO_APPROVE,
-        APPROVALS_AUTO_DENY,
-        POLICY_READ_ONLY,
-        POLICY_UNRESTRICTED,
-        POLICY_WORKSPACE_WRITE,
-        ApprovalPolicy,
-        Author,
-        Identity,
-        MessageContext,
-        MessagePolicy,
-        Policy,
-    )
-    from ._result import (
-        MessageOutcome,
-        RawStreams,
-        Result,
-        ServiceReport,
-        SubagentResult,
-        TerminalPayload,
-        TranscriptItem,
-        TranscriptMessage,
-        Usage,
-        compose_results,
-    )
-    from ._stream import Stream
-    from ._sync import Runner, run_as, run_sync
-    from ._thread import Standby, Thread
-    from .driver import Checkpoint, Descriptor, Driver
+from ._naming import lazy_exports
 
 __version__ = "0.1.0"
 
-# Public names load on first use: `import adaptor_nb` (and `%load_ext adaptor_nb`) stays cheap, and the first
-# attribute access loads the whole core at once so every public class reports the module `adaptor_nb`.
-_LAZY: dict[str, str] = {
-    "APPROVALS_AUTO_APPROVE": "._policy",
-    "APPROVALS_AUTO_DENY": "._policy",
-    "AdaptorError": "._errors",
+# The public names, written once: public name -> defining module. ``__all__``, the lazy loader and the
+# ``__module__ = "adaptor_nb"`` fix-up derive from this table; the block under TYPE_CHECKING repeats it for type
+# checkers and IDEs, and tests/core/test_exports.py checks that the two agree exactly.
+# Names load on first use, so `import adaptor_nb` (and `%load_ext adaptor_nb`) stays cheap.
+_PUBLIC: dict[str, str] = {
     "Agent": "._agent",
+    "ApprovalRequest": "._approvals",
+    "Choice": "._approvals",
+    "Decision": "._approvals",
+    "Origin": "._approvals",
+    "approve_all": "._approvals",
+    "deny_all": "._approvals",
+    "ApprovalKind": "._enums",
+    "ApprovalMode": "._enums",
+    "AuthorKind": "._enums",
+    "FailureReason": "._enums",
+    "FallbackAction": "._enums",
+    "FeatureLevel": "._enums",
+    "MessageFailure": "._enums",
+    "MessageState": "._enums",
+    "NoticeKind": "._enums",
+    "Phase": "._enums",
+    "ProcessKind": "._enums",
+    "QuestionMode": "._enums",
+    "Role": "._enums",
+    "SandboxLevel": "._enums",
+    "SubagentKind": "._enums",
+    "Timing": "._enums",
+    "AdaptorError": "._errors",
     "AgentClosedError": "._errors",
     "AgentFailed": "._errors",
     "ApprovalDenied": "._errors",
     "ApprovalError": "._errors",
     "ApprovalExpiredError": "._errors",
-    "ApprovalKind": "._enums",
     "ApprovalKindMismatchError": "._errors",
-    "ApprovalMode": "._enums",
-    "ApprovalPolicy": "._policy",
-    "ApprovalRequest": "._approvals",
     "ApprovalResolvedError": "._errors",
     "ApprovalTimeout": "._errors",
     "ApprovalUnavailableError": "._errors",
-    "Author": "._policy",
-    "AuthorKind": "._enums",
-    "Checkpoint": ".driver",
-    "Choice": "._approvals",
     "ConfigError": "._errors",
-    "Decision": "._approvals",
-    "Descriptor": ".driver",
-    "Done": "._events",
-    "Driver": ".driver",
-    "Dropped": "._events",
-    "Event": "._events",
-    "EventMeta": "._events",
-    "EventSourceMeta": "._events",
-    "FailureReason": "._enums",
-    "FallbackAction": "._enums",
-    "FeatureLevel": "._enums",
     "HumanDecisionModeUnsupportedError": "._errors",
-    "Identity": "._policy",
     "InvalidDriverConfigError": "._errors",
     "InvalidMCPConfigError": "._errors",
     "InvalidOutputSchemaError": "._errors",
@@ -170,55 +59,21 @@ _LAZY: dict[str, str] = {
     "LimitExceeded": "._errors",
     "MCPTransportUnsupportedError": "._errors",
     "MCPUnsupportedError": "._errors",
-    "MessageContext": "._policy",
     "MessageError": "._errors",
-    "MessageFailure": "._enums",
-    "MessageOutcome": "._result",
-    "MessagePolicy": "._policy",
-    "MessageState": "._enums",
     "MessageUnsupportedError": "._errors",
-    "MessageUpdate": "._events",
-    "Notice": "._events",
-    "NoticeKind": "._enums",
-    "Origin": "._approvals",
-    "POLICY_READ_ONLY": "._policy",
-    "POLICY_UNRESTRICTED": "._policy",
-    "POLICY_WORKSPACE_WRITE": "._policy",
-    "Phase": "._enums",
-    "Policy": "._policy",
     "PolicyCapabilityUnsupportedError": "._errors",
     "PolicyViolation": "._errors",
-    "ProcessInfo": "._events",
-    "ProcessKind": "._enums",
-    "QuestionMode": "._enums",
-    "RawStreams": "._result",
-    "Result": "._result",
     "ResumeRejectedError": "._errors",
-    "Role": "._enums",
     "RunCancelled": "._errors",
     "RunError": "._errors",
-    "RunFinished": "._events",
     "RunFinishedError": "._errors",
-    "RunStarted": "._events",
-    "Runner": "._sync",
-    "SandboxLevel": "._enums",
-    "ServiceReport": "._result",
     "SkillError": "._errors",
     "SkillKeyConflictError": "._errors",
     "SkillKeyMissingError": "._errors",
     "SkillMaterializationFailedError": "._errors",
     "SkillNotFoundError": "._errors",
     "SkillSourceMissingError": "._errors",
-    "Standby": "._thread",
-    "Stream": "._stream",
     "StructuredOutputUnsupportedError": "._errors",
-    "SubagentKind": "._enums",
-    "SubagentResult": "._result",
-    "SubagentUpdate": "._events",
-    "TerminalPayload": "._result",
-    "TextDelta": "._events",
-    "Thinking": "._events",
-    "Thread": "._thread",
     "ThreadAlreadyExistsError": "._errors",
     "ThreadBusyError": "._errors",
     "ThreadCheckpointMissingError": "._errors",
@@ -226,162 +81,177 @@ _LAZY: dict[str, str] = {
     "ThreadIncompatibleError": "._errors",
     "ThreadLeaseLostError": "._errors",
     "ThreadNotFoundError": "._errors",
-    "Timing": "._enums",
+    "Done": "._events",
+    "Dropped": "._events",
+    "Event": "._events",
+    "EventMeta": "._events",
+    "EventSourceMeta": "._events",
+    "MessageUpdate": "._events",
+    "Notice": "._events",
+    "ProcessInfo": "._events",
+    "RunFinished": "._events",
+    "RunStarted": "._events",
+    "SubagentUpdate": "._events",
+    "TextDelta": "._events",
+    "Thinking": "._events",
     "ToolCall": "._events",
     "ToolResult": "._events",
+    "TurnEnd": "._events",
+    "with_meta": "._events",
+    "APPROVALS_AUTO_APPROVE": "._policy",
+    "APPROVALS_AUTO_DENY": "._policy",
+    "ApprovalPolicy": "._policy",
+    "Author": "._policy",
+    "Identity": "._policy",
+    "MessageContext": "._policy",
+    "MessagePolicy": "._policy",
+    "POLICY_READ_ONLY": "._policy",
+    "POLICY_UNRESTRICTED": "._policy",
+    "POLICY_WORKSPACE_WRITE": "._policy",
+    "Policy": "._policy",
+    "MessageOutcome": "._result",
+    "RawStreams": "._result",
+    "Result": "._result",
+    "ServiceReport": "._result",
+    "SubagentResult": "._result",
+    "TerminalPayload": "._result",
     "TranscriptItem": "._result",
     "TranscriptMessage": "._result",
-    "TurnEnd": "._events",
     "Usage": "._result",
-    "approve_all": "._approvals",
     "compose_results": "._result",
-    "deny_all": "._approvals",
+    "Stream": "._stream",
+    "Runner": "._sync",
     "run_as": "._sync",
     "run_sync": "._sync",
-    "with_meta": "._events",
+    "Standby": "._thread",
+    "Thread": "._thread",
+    "Checkpoint": ".driver",
+    "Descriptor": ".driver",
+    "Driver": ".driver",
 }
 
-__all__ = [
-    "APPROVALS_AUTO_APPROVE",
-    "APPROVALS_AUTO_DENY",
-    "POLICY_READ_ONLY",
-    "POLICY_UNRESTRICTED",
-    "POLICY_WORKSPACE_WRITE",
-    "AdaptorError",
-    "Agent",
-    "AgentClosedError",
-    "AgentFailed",
-    "ApprovalDenied",
-    "ApprovalError",
-    "ApprovalExpiredError",
-    "ApprovalKind",
-    "ApprovalKindMismatchError",
-    "ApprovalMode",
-    "ApprovalPolicy",
-    "ApprovalRequest",
-    "ApprovalResolvedError",
-    "ApprovalTimeout",
-    "ApprovalUnavailableError",
-    "Author",
-    "AuthorKind",
-    "Checkpoint",
-    "Choice",
-    "ConfigError",
-    "Decision",
-    "Descriptor",
-    "Done",
-    "Driver",
-    "Dropped",
-    "Event",
-    "EventMeta",
-    "EventSourceMeta",
-    "FailureReason",
-    "FallbackAction",
-    "FeatureLevel",
-    "HumanDecisionModeUnsupportedError",
-    "Identity",
-    "InvalidDriverConfigError",
-    "InvalidMCPConfigError",
-    "InvalidOutputSchemaError",
-    "InvalidPolicyError",
-    "LimitExceeded",
-    "MCPTransportUnsupportedError",
-    "MCPUnsupportedError",
-    "MessageContext",
-    "MessageError",
-    "MessageFailure",
-    "MessageOutcome",
-    "MessagePolicy",
-    "MessageState",
-    "MessageUnsupportedError",
-    "MessageUpdate",
-    "Notice",
-    "NoticeKind",
-    "Origin",
-    "Phase",
-    "Policy",
-    "PolicyCapabilityUnsupportedError",
-    "PolicyViolation",
-    "ProcessInfo",
-    "ProcessKind",
-    "QuestionMode",
-    "RawStreams",
-    "Result",
-    "ResumeRejectedError",
-    "Role",
-    "RunCancelled",
-    "RunError",
-    "RunFinished",
-    "RunFinishedError",
-    "RunStarted",
-    "Runner",
-    "SandboxLevel",
-    "ServiceReport",
-    "SkillError",
-    "SkillKeyConflictError",
-    "SkillKeyMissingError",
-    "SkillMaterializationFailedError",
-    "SkillNotFoundError",
-    "SkillSourceMissingError",
-    "Standby",
-    "Stream",
-    "StructuredOutputUnsupportedError",
-    "SubagentKind",
-    "SubagentResult",
-    "SubagentUpdate",
-    "TerminalPayload",
-    "TextDelta",
-    "Thinking",
-    "Thread",
-    "ThreadAlreadyExistsError",
-    "ThreadBusyError",
-    "ThreadCheckpointMissingError",
-    "ThreadError",
-    "ThreadIncompatibleError",
-    "ThreadLeaseLostError",
-    "ThreadNotFoundError",
-    "Timing",
-    "ToolCall",
-    "ToolResult",
-    "TranscriptItem",
-    "TranscriptMessage",
-    "TurnEnd",
-    "Usage",
-    "approve_all",
-    "compose_results",
-    "deny_all",
-    "load_ipython_extension",
-    "run_as",
-    "run_sync",
-    "unload_ipython_extension",
-    "with_meta",
-]
+if TYPE_CHECKING:
+    from . import mcp as mcp
+    from ._agent import Agent as Agent
+    from ._approvals import ApprovalRequest as ApprovalRequest
+    from ._approvals import Choice as Choice
+    from ._approvals import Decision as Decision
+    from ._approvals import Origin as Origin
+    from ._approvals import approve_all as approve_all
+    from ._approvals import deny_all as deny_all
+    from ._enums import ApprovalKind as ApprovalKind
+    from ._enums import ApprovalMode as ApprovalMode
+    from ._enums import AuthorKind as AuthorKind
+    from ._enums import FailureReason as FailureReason
+    from ._enums import FallbackAction as FallbackAction
+    from ._enums import FeatureLevel as FeatureLevel
+    from ._enums import MessageFailure as MessageFailure
+    from ._enums import MessageState as MessageState
+    from ._enums import NoticeKind as NoticeKind
+    from ._enums import Phase as Phase
+    from ._enums import ProcessKind as ProcessKind
+    from ._enums import QuestionMode as QuestionMode
+    from ._enums import Role as Role
+    from ._enums import SandboxLevel as SandboxLevel
+    from ._enums import SubagentKind as SubagentKind
+    from ._enums import Timing as Timing
+    from ._errors import AdaptorError as AdaptorError
+    from ._errors import AgentClosedError as AgentClosedError
+    from ._errors import AgentFailed as AgentFailed
+    from ._errors import ApprovalDenied as ApprovalDenied
+    from ._errors import ApprovalError as ApprovalError
+    from ._errors import ApprovalExpiredError as ApprovalExpiredError
+    from ._errors import ApprovalKindMismatchError as ApprovalKindMismatchError
+    from ._errors import ApprovalResolvedError as ApprovalResolvedError
+    from ._errors import ApprovalTimeout as ApprovalTimeout
+    from ._errors import ApprovalUnavailableError as ApprovalUnavailableError
+    from ._errors import ConfigError as ConfigError
+    from ._errors import HumanDecisionModeUnsupportedError as HumanDecisionModeUnsupportedError
+    from ._errors import InvalidDriverConfigError as InvalidDriverConfigError
+    from ._errors import InvalidMCPConfigError as InvalidMCPConfigError
+    from ._errors import InvalidOutputSchemaError as InvalidOutputSchemaError
+    from ._errors import InvalidPolicyError as InvalidPolicyError
+    from ._errors import LimitExceeded as LimitExceeded
+    from ._errors import MCPTransportUnsupportedError as MCPTransportUnsupportedError
+    from ._errors import MCPUnsupportedError as MCPUnsupportedError
+    from ._errors import MessageError as MessageError
+    from ._errors import MessageUnsupportedError as MessageUnsupportedError
+    from ._errors import PolicyCapabilityUnsupportedError as PolicyCapabilityUnsupportedError
+    from ._errors import PolicyViolation as PolicyViolation
+    from ._errors import ResumeRejectedError as ResumeRejectedError
+    from ._errors import RunCancelled as RunCancelled
+    from ._errors import RunError as RunError
+    from ._errors import RunFinishedError as RunFinishedError
+    from ._errors import SkillError as SkillError
+    from ._errors import SkillKeyConflictError as SkillKeyConflictError
+    from ._errors import SkillKeyMissingError as SkillKeyMissingError
+    from ._errors import SkillMaterializationFailedError as SkillMaterializationFailedError
+    from ._errors import SkillNotFoundError as SkillNotFoundError
+    from ._errors import SkillSourceMissingError as SkillSourceMissingError
+    from ._errors import StructuredOutputUnsupportedError as StructuredOutputUnsupportedError
+    from ._errors import ThreadAlreadyExistsError as ThreadAlreadyExistsError
+    from ._errors import ThreadBusyError as ThreadBusyError
+    from ._errors import ThreadCheckpointMissingError as ThreadCheckpointMissingError
+    from ._errors import ThreadError as ThreadError
+    from ._errors import ThreadIncompatibleError as ThreadIncompatibleError
+    from ._errors import ThreadLeaseLostError as ThreadLeaseLostError
+    from ._errors import ThreadNotFoundError as ThreadNotFoundError
+    from ._events import Done as Done
+    from ._events import Dropped as Dropped
+    from ._events import Event as Event
+    from ._events import EventMeta as EventMeta
+    from ._events import EventSourceMeta as EventSourceMeta
+    from ._events import MessageUpdate as MessageUpdate
+    from ._events import Notice as Notice
+    from ._events import ProcessInfo as ProcessInfo
+    from ._events import RunFinished as RunFinished
+    from ._events import RunStarted as RunStarted
+    from ._events import SubagentUpdate as SubagentUpdate
+    from ._events import TextDelta as TextDelta
+    from ._events import Thinking as Thinking
+    from ._events import ToolCall as ToolCall
+    from ._events import ToolResult as ToolResult
+    from ._events import TurnEnd as TurnEnd
+    from ._events import with_meta as with_meta
+    from ._policy import APPROVALS_AUTO_APPROVE as APPROVALS_AUTO_APPROVE
+    from ._policy import APPROVALS_AUTO_DENY as APPROVALS_AUTO_DENY
+    from ._policy import POLICY_READ_ONLY as POLICY_READ_ONLY
+    from ._policy import POLICY_UNRESTRICTED as POLICY_UNRESTRICTED
+    from ._policy import POLICY_WORKSPACE_WRITE as POLICY_WORKSPACE_WRITE
+    from ._policy import ApprovalPolicy as ApprovalPolicy
+    from ._policy import Author as Author
+    from ._policy import Identity as Identity
+    from ._policy import MessageContext as MessageContext
+    from ._policy import MessagePolicy as MessagePolicy
+    from ._policy import Policy as Policy
+    from ._result import MessageOutcome as MessageOutcome
+    from ._result import RawStreams as RawStreams
+    from ._result import Result as Result
+    from ._result import ServiceReport as ServiceReport
+    from ._result import SubagentResult as SubagentResult
+    from ._result import TerminalPayload as TerminalPayload
+    from ._result import TranscriptItem as TranscriptItem
+    from ._result import TranscriptMessage as TranscriptMessage
+    from ._result import Usage as Usage
+    from ._result import compose_results as compose_results
+    from ._stream import Stream as Stream
+    from ._sync import Runner as Runner
+    from ._sync import run_as as run_as
+    from ._sync import run_sync as run_sync
+    from ._thread import Standby as Standby
+    from ._thread import Thread as Thread
+    from .driver import Checkpoint as Checkpoint
+    from .driver import Descriptor as Descriptor
+    from .driver import Driver as Driver
 
-
-# Vocabulary submodules, loaded on first use like the names above (``from adaptor_nb import mcp`` works too).
-_SUBMODULES = frozenset({"mcp"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    if name not in _LAZY:
-        raise AttributeError(f"module 'adaptor_nb' has no attribute {name!r}")
-    _load_all()
-    return globals()[name]
-
-
-def __dir__() -> list[str]:
-    return sorted({*__all__, "__version__"})
-
-
-def _load_all() -> None:
-    g = globals()
-    for public, module in _LAZY.items():
-        obj = getattr(importlib.import_module(module, __name__), public)
-        if isinstance(obj, type) and obj.__module__.startswith("adaptor_nb._"):
-            obj.__module__ = "adaptor_nb"
-        g[public] = obj
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    globals(),
+    _PUBLIC,
+    defined=("load_ipython_extension", "unload_ipython_extension"),
+    submodules=("mcp",),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
+    public_module=__name__,
+)
 
 
 def load_ipython_extension(ipython: Any) -> None:

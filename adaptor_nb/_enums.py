@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum, IntEnum
+from enum import Enum, IntEnum, StrEnum
+from typing import TypeVar
+
+S = TypeVar("S", bound=StrEnum)
 
 
 class Role(str, Enum):
@@ -136,8 +139,11 @@ class SubagentKind(str, Enum):
     FINISHED = "finished"
 
 
-class NoticeKind(str, Enum):
-    """Well-known Notice kinds; unknown kinds pass through as plain strings."""
+class NoticeKind(StrEnum):
+    """Well-known Notice kinds; other kinds (a driver's own, namespaced like ``claude.protocol_error``) stay strings.
+
+    A str enum: ``notice.kind == "thread.continuity"`` and ``notice.kind is NoticeKind.THREAD_CONTINUITY`` both hold.
+    """
 
     INVOCATION = "invocation"
     LIFECYCLE = "lifecycle"
@@ -152,8 +158,8 @@ class NoticeKind(str, Enum):
     THREAD_OWNERSHIP = "thread.ownership"
 
 
-class Boundary(str, Enum):
-    """Points in a run where a driver can deliver supplemental input."""
+class Boundary(StrEnum):
+    """Points in a run where a driver can deliver supplemental input (message records may also name others)."""
 
     IN_RUN = "in_run"
     TURN_END = "turn_end"
@@ -166,6 +172,16 @@ class ContinueMode(str, Enum):
     NONE = "none"
     IN_RUN = "in_run"
     RESUME = "resume"
+
+
+def well_known(kind: type[S], value: S | str) -> S | str:
+    """``value`` as a member of the str enum ``kind`` when it is one of its values, else the string unchanged."""
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        return value
 
 
 from ._naming import publish as _publish  # noqa: E402

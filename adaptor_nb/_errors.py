@@ -9,50 +9,6 @@ from ._enums import FailureReason, MessageFailure
 if TYPE_CHECKING:
     from ._result import Result
 
-__all__ = [
-    "AdaptorError",
-    "AgentClosedError",
-    "AgentFailed",
-    "ApprovalDenied",
-    "ApprovalError",
-    "ApprovalExpiredError",
-    "ApprovalKindMismatchError",
-    "ApprovalResolvedError",
-    "ApprovalTimeout",
-    "ApprovalUnavailableError",
-    "ConfigError",
-    "HumanDecisionModeUnsupportedError",
-    "InvalidDriverConfigError",
-    "InvalidMCPConfigError",
-    "InvalidOutputSchemaError",
-    "InvalidPolicyError",
-    "LimitExceeded",
-    "MCPTransportUnsupportedError",
-    "MCPUnsupportedError",
-    "MessageError",
-    "MessageUnsupportedError",
-    "PolicyCapabilityUnsupportedError",
-    "PolicyViolation",
-    "ResumeRejectedError",
-    "RunCancelled",
-    "RunError",
-    "RunFinishedError",
-    "SkillError",
-    "SkillKeyConflictError",
-    "SkillKeyMissingError",
-    "SkillMaterializationFailedError",
-    "SkillNotFoundError",
-    "SkillSourceMissingError",
-    "StructuredOutputUnsupportedError",
-    "ThreadAlreadyExistsError",
-    "ThreadBusyError",
-    "ThreadCheckpointMissingError",
-    "ThreadError",
-    "ThreadIncompatibleError",
-    "ThreadLeaseLostError",
-    "ThreadNotFoundError",
-]
-
 
 class AdaptorError(Exception):
     """Root of every error adaptor_nb raises on purpose."""

@@ -7,13 +7,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._enums import (
+    Boundary,
     FailureReason,
     MessageFailure,
     MessageState,
+    NoticeKind,
     Phase,
     ProcessKind,
     Role,
     SubagentKind,
+    well_known,
 )
 from ._result import Result, TranscriptItem, Usage
 
@@ -131,10 +134,14 @@ class MessageUpdate(Event):
     id: str = ""
     state: MessageState = MessageState.ACCEPTED
     turn: int = 0
-    boundary: str = ""
+    boundary: Boundary | str = ""
     mechanism: str = ""
     reason: MessageFailure = MessageFailure.NONE
     text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.boundary and not isinstance(self.boundary, Boundary):
+            object.__setattr__(self, "boundary", well_known(Boundary, self.boundary))
 
 
 @dataclass(frozen=True)
@@ -168,13 +175,21 @@ class ProcessInfo(Event):
 
 @dataclass(frozen=True)
 class Notice(Event):
-    """Diagnostics, lifecycle notes and well-known notices (limit.approaching, thread.continuity, ...)."""
+    """Diagnostics, lifecycle notes and well-known notices (limit.approaching, thread.continuity, ...).
 
-    kind: str = "lifecycle"
+    ``kind`` is a ``NoticeKind`` for the well-known kinds (given as the enum or as its string) and the string itself
+    for a driver's own kinds (``"claude.protocol_error"``).
+    """
+
+    kind: NoticeKind | str = NoticeKind.LIFECYCLE
     text: str = ""
     item: TranscriptItem | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, NoticeKind):
+            object.__setattr__(self, "kind", well_known(NoticeKind, self.kind))
 
 
 @dataclass(frozen=True)
@@ -205,8 +220,9 @@ class SubagentUpdate(Event):
 
 def with_meta(event: E, meta: EventMeta) -> E:
     """A copy of ``event`` with ``meta`` replaced (used by the broker and by replays)."""
-    # Events are frozen dataclasses without __post_init__ or slots, so copying the instance dict is exact and much
-    # cheaper than dataclasses.replace (this runs once per published event).
+    # Events are frozen dataclasses without slots whose __post_init__ (if any) only normalises field values, which the
+    # instance already holds, so copying the instance dict is exact and much cheaper than dataclasses.replace (this
+    # runs once per published event).
     new = object.__new__(type(event))
     new.__dict__.update(event.__dict__)
     new.__dict__["meta"] = meta

@@ -21,10 +21,10 @@ _NEED_PANDAS = "this needs pandas: pip install 'adaptor_nb[pandas]'"
 def _structured_value(result: Result) -> Any:
     if result._has_structured:
         return result.structured
-    from ._result import _json_from_text
+    from ._schema import parse_json_text
 
     try:
-        return _json_from_text(result.text)
+        return parse_json_text(result.text)
     except ValueError:
         raise ValueError(
             "this Result has no structured output (send with schema=... or %%agent --schema) and its text is not JSON"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._enums import MessageFailure, MessageState, Timing
+from ._enums import Boundary, MessageFailure, MessageState, Timing, well_known
 from ._policy import Author
 
 if TYPE_CHECKING:
@@ -48,6 +47,12 @@ class Usage:
         return a + b
 
 
+def _normalise_boundary(record: TranscriptMessage | MessageOutcome) -> None:
+    """A well-known boundary given as a string becomes the ``Boundary`` member; others ("receipt") stay strings."""
+    if record.boundary and not isinstance(record.boundary, Boundary):
+        object.__setattr__(record, "boundary", well_known(Boundary, record.boundary))
+
+
 @dataclass(frozen=True)
 class TranscriptMessage:
     """A supplemental message as delivered, recorded by the core in the transcript."""
@@ -55,8 +60,11 @@ class TranscriptMessage:
     id: str
     author: Author
     mechanism: str
-    boundary: str
+    boundary: Boundary | str
     text: str
+
+    def __post_init__(self) -> None:
+        _normalise_boundary(self)
 
 
 @dataclass(frozen=True)
@@ -108,9 +116,12 @@ class MessageOutcome:
     timing: Timing
     state: MessageState
     turn: int = 0
-    boundary: str = ""
+    boundary: Boundary | str = ""
     mechanism: str = ""
     reason: MessageFailure = MessageFailure.NONE
+
+    def __post_init__(self) -> None:
+        _normalise_boundary(self)
 
 
 @dataclass(frozen=True)
@@ -157,26 +168,28 @@ class Result:
     _has_structured: bool = field(default=False, repr=False)
 
     def raw(self) -> RawStreams:
-        """Complete stdout/stderr and the terminal payload (a copy)."""
-        return RawStreams(self._raw.stdout, self._raw.stderr, self._raw.terminal)
+        """Complete stdout/stderr and the terminal payload (a copy that shares nothing with the Result)."""
+        return RawStreams(self._raw.stdout, self._raw.stderr, copy.deepcopy(self._raw.terminal))
 
     def transcript(self) -> list[TranscriptItem]:
-        """Normalized provider items plus delivered supplemental messages (a copy)."""
-        return list(self._transcript)
+        """Normalized provider items plus delivered supplemental messages (a deep copy)."""
+        return copy.deepcopy(self._transcript)
 
     def services(self) -> list[ServiceReport]:
-        return list(self._services)
+        """Runtime services ensured or observed for the run (a deep copy)."""
+        return copy.deepcopy(self._services)
 
     def messages(self) -> list[MessageOutcome]:
-        """Final outcomes of supplemental messages, in admission order (a copy)."""
-        return list(self._messages)
+        """Final outcomes of supplemental messages, in admission order (a deep copy)."""
+        return copy.deepcopy(self._messages)
 
     def undelivered(self) -> list[MessageOutcome]:
-        """Messages that failed, with their original text."""
-        return [m for m in self._messages if m.state is MessageState.FAILED]
+        """Messages that failed, with their original text (a deep copy)."""
+        return copy.deepcopy([m for m in self._messages if m.state is MessageState.FAILED])
 
     def subagents(self) -> list[SubagentResult]:
-        return list(self._subagents)
+        """Summaries of the subagents' work (a deep copy)."""
+        return copy.deepcopy(self._subagents)
 
     @property
     def structured(self) -> Any:
@@ -188,9 +201,9 @@ class Result:
 
         ``tp`` is a pydantic model or any type pydantic validates (``list[Model]``, ``dict``, ``list``).
         """
-        from ._schema import decode_value
+        from ._schema import decode_value, parse_json_text
 
-        value: Any = self._structured if self._has_structured else _json_from_text(self.text)
+        value: Any = self._structured if self._has_structured else parse_json_text(self.text)
         return decode_value(value, tp)  # type: ignore[no-any-return]
 
     def detached(self) -> Result:
@@ -223,21 +236,13 @@ class Result:
         return result_markdown(self)
 
 
-def _json_from_text(text: str) -> Any:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`")
-        if stripped.startswith("json"):
-            stripped = stripped[4:]
-    return json.loads(stripped)
-
-
 def compose_results(run_id: str, *parts: Result | None) -> Result:
     """Aggregate several results as one run: last text/model/structured output, summed usage and turns."""
     out = Result(run_id=run_id)
     for p in parts:
         if p is None:
             continue
+        base = out.turns  # message turns continue the composite turn sequence
         out.turns += p.turns
         out.usage = Usage.add(out.usage, p.usage)
         if p.text:
@@ -257,7 +262,6 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
             p._raw.terminal or out._raw.terminal,
         )
         out._transcript.extend(p._transcript)
-        base = max((m.turn for m in out._messages), default=0)
         out._messages.extend(replace(m, turn=m.turn + base if m.turn else 0) for m in p._messages)
         out._subagents.extend(p._subagents)
         out._services.extend(p._services)

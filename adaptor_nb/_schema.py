@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,14 +107,31 @@ def prompt_suffix(rs: ResolvedSchema) -> str:
     )
 
 
+# A fenced block without its language tag; it closes at a line that starts with ``` (or at the end of the text).
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:^[ \t]*```|\Z)", re.DOTALL | re.MULTILINE)
+_INLINE_FENCE = re.compile(r"```(?:json)?([^\n`]+)```", re.IGNORECASE)  # ```json {"a": 1}``` on one line
+
+
 def parse_json_text(text: str) -> Any:
-    """Parse JSON from an answer, tolerating surrounding code fences."""
+    """Parse the JSON value of a model's answer: the whole text, else the first code fence that holds JSON.
+
+    Plain JSON wins; otherwise each fenced block (```json, ``` or any language tag, prose around it allowed, an
+    unclosed last fence read to the end, a one-line ```json {...}```) is tried in order. When nothing parses, raises
+    the ``json.JSONDecodeError`` (a ``ValueError``) of the whole text. This is the one parser of JSON in model text:
+    structured output, ``Result.decode`` and ``Result.to_pandas`` all read answers through it.
+    """
     s = text.strip()
-    if s.startswith("```"):
-        s = s.split("\n", 1)[1] if "\n" in s else s.strip("`")
-        if s.rstrip().endswith("```"):
-            s = s.rstrip()[:-3]
-    return json.loads(s)
+    try:
+        return json.loads(s)
+    except ValueError as exc:
+        error = exc
+    for block in (*_FENCE.findall(s), *_INLINE_FENCE.findall(s)):
+        for candidate in (block, block.rstrip().removesuffix("```")):  # also ```json\n{...}``` closed on its line
+            try:
+                return json.loads(candidate)
+            except ValueError:
+                continue
+    raise error
 
 
 def decode_value(value: Any, tp: Any) -> Any:

@@ -5,20 +5,22 @@ Load it with ``%load_ext adaptor_nb``. Heavy modules (widgets, the core) load at
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["RunView", "interactive", "load_ipython_extension", "run_cell", "run_line", "unload_ipython_extension"]
+from .._naming import lazy_exports
 
-_LAZY = {"RunView": "._view", "run_cell": "._runner", "run_line": "._runner"}
+# public name -> defining module
+_PUBLIC: dict[str, str] = {"RunView": "._view", "run_cell": "._runner", "run_line": "._runner"}
 
+if TYPE_CHECKING:
+    from ._runner import run_cell as run_cell
+    from ._runner import run_line as run_line
+    from ._view import RunView as RunView
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'adaptor_nb.notebook' has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__, globals(), _PUBLIC, defined=("interactive", "load_ipython_extension", "unload_ipython_extension")
+)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -1,19 +1,29 @@
 """Thread stores: where Threads keep checkpoints, leases, receipts and continuity history."""
 
+from __future__ import annotations
+
 from typing import TYPE_CHECKING
 
-from ._memory import MemoryStore
-from ._protocol import FinalizeRequest, HistoryEntry, Lease, Store, ThreadRecord
+from .._naming import lazy_exports
+
+# public name -> defining module (SQLiteStore loads sqlite3 only when used)
+_PUBLIC: dict[str, str] = {
+    "FinalizeRequest": "._protocol",
+    "HistoryEntry": "._protocol",
+    "Lease": "._protocol",
+    "MemoryStore": "._memory",
+    "SQLiteStore": "._sqlite",
+    "Store": "._protocol",
+    "ThreadRecord": "._protocol",
+}
 
 if TYPE_CHECKING:
-    from ._sqlite import SQLiteStore
+    from ._memory import MemoryStore as MemoryStore
+    from ._protocol import FinalizeRequest as FinalizeRequest
+    from ._protocol import HistoryEntry as HistoryEntry
+    from ._protocol import Lease as Lease
+    from ._protocol import Store as Store
+    from ._protocol import ThreadRecord as ThreadRecord
+    from ._sqlite import SQLiteStore as SQLiteStore
 
-__all__ = ["FinalizeRequest", "HistoryEntry", "Lease", "MemoryStore", "SQLiteStore", "Store", "ThreadRecord"]
-
-
-def __getattr__(name: str) -> object:  # SQLiteStore loads sqlite3 only when used
-    if name == "SQLiteStore":
-        from ._sqlite import SQLiteStore
-
-        return SQLiteStore
-    raise AttributeError(name)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _PUBLIC)
