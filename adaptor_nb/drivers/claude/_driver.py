@@ -27,11 +27,11 @@ from ...driver._spi import (
     RunContext,
     StructuredOutputCapabilities,
 )
-from ._actor import ClaudeProcess
+from ._process import ClaudeProcess
 from ._command import Launch, build_launch, config_fingerprint
 from ._config import INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
-from ._run import ClaudeRun, emit_spawn
+from ._session import ClaudeRun, emit_spawn
 
 MESSAGES = MessageCapabilities(
     boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}),

@@ -47,8 +47,8 @@ from ._home import config_overrides
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._mcp import mcp_overrides
 from ._rpc import Closed, RpcError, ServerClosedError
-from ._server import AppServer, OutputRoute
-from ._turns import TurnRunner
+from ._process import AppServer, OutputRoute
+from ._session import TurnRunner
 
 TESTED_VERSION = "0.171.0"
 SANDBOX_MODES = {

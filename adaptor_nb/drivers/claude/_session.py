@@ -14,9 +14,9 @@ from ..._errors import ResumeRejectedError
 from ..._events import Event, Notice, ProcessInfo, text_delta
 from ..._result import TranscriptItem
 from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
-from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
 from ._approvals import approval_spec, decision_response, error_response
-from ._frames import FrameTranslator, TurnResult, parse_result
+from ._translate import FrameTranslator, TurnResult, parse_result
 from ._mcp import required_failures
 
 PROVIDER = "anthropic"

@@ -18,7 +18,7 @@ from ._approvals import (
     declined_question,
     is_approval,
 )
-from ._mapping import TurnMapper, as_dict
+from ._translate import TurnMapper, as_dict
 from ._rpc import (
     METHOD_NOT_FOUND,
     Closed,
@@ -30,7 +30,7 @@ from ._rpc import (
     ServerRequest,
     Wakeup,
 )
-from ._server import AppServer
+from ._process import AppServer
 
 STDERR_TAIL_CHARS = 4000
 # Codex error kinds worth retrying later (the provider was busy or the connection dropped).
