@@ -9,15 +9,28 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
-from ..._errors import ResumeRejectedError
-from ..._events import Event, Notice, ProcessInfo, text_delta
-from ..._result import TranscriptItem
-from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
-from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ...driver import (
+    Boundary,
+    ClaimedMessage,
+    DriverFailure,
+    DriverOutcome,
+    Event,
+    FailureReason,
+    Invocation,
+    MessageFailure,
+    Notice,
+    NoticeKind,
+    ProcessInfo,
+    ProcessKind,
+    ResumeRejectedError,
+    RunContext,
+    TranscriptItem,
+    text_delta,
+)
 from ._approvals import approval_spec, decision_response, error_response
-from ._translate import FrameTranslator, TurnResult, parse_result
 from ._mcp import required_failures
+from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

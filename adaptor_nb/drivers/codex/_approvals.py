@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._approvals import Choice, Decision
-from ..._enums import ApprovalKind
-from ...driver import ApprovalSpec
+from ...driver import (
+    ApprovalKind,
+    ApprovalSpec,
+    Choice,
+    Decision,
+)
 from ._translate import ToolInfo
 
 COMMAND_APPROVAL = "item/commandExecution/requestApproval"

@@ -6,10 +6,21 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..._enums import Boundary, FailureReason, NoticeKind, ProcessKind
-from ..._events import Event, Notice, ProcessInfo
-from ..._result import TranscriptItem, Usage
-from ...driver import ApprovalSpec, ClaimedMessage, DriverFailure, RunContext
+from ...driver import (
+    ApprovalSpec,
+    Boundary,
+    ClaimedMessage,
+    DriverFailure,
+    Event,
+    FailureReason,
+    Notice,
+    NoticeKind,
+    ProcessInfo,
+    ProcessKind,
+    RunContext,
+    TranscriptItem,
+    Usage,
+)
 from ._approvals import (
     ELICITATION_REQUEST,
     USER_INPUT_REQUEST,
@@ -18,7 +29,7 @@ from ._approvals import (
     declined_question,
     is_approval,
 )
-from ._translate import TurnMapper, as_dict
+from ._process import AppServer
 from ._rpc import (
     METHOD_NOT_FOUND,
     Closed,
@@ -30,7 +41,7 @@ from ._rpc import (
     ServerRequest,
     Wakeup,
 )
-from ._process import AppServer
+from ._translate import TurnMapper, as_dict
 
 STDERR_TAIL_CHARS = 4000
 # Codex error kinds worth retrying later (the provider was busy or the connection dropped).
