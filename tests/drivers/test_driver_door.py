@@ -158,3 +158,28 @@ async def test_the_codex_version_probe_kills_a_hanging_cli(tmp_path: Path) -> No
     assert report.status is EnvironmentStatus.DEGRADED
     assert not next(c for c in report.checks if c.name == "version").ok
     assert not _alive(int(pidfile.read_text()))
+
+
+def test_a_report_built_with_a_plain_string_holds_the_enum() -> None:
+    report = door.EnvironmentReport(driver="x", status="degraded")  # type: ignore[arg-type]
+    assert report.status is EnvironmentStatus.DEGRADED and report.status == "degraded"
+    with pytest.raises(ValueError):
+        door.EnvironmentReport(driver="x", status="splendid")  # type: ignore[arg-type]
+
+
+CLAUDE = ROOT / ".cache" / "npm" / "node_modules" / ".bin" / "claude"
+
+
+@pytest.mark.skipif(not CLAUDE.exists(), reason="the pinned Claude CLI is not installed")
+async def test_the_notebook_default_asks_the_claude_probe_which_knows_bedrock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adaptor_nb.notebook._defaults import probe
+
+    monkeypatch.setenv("PATH", f"{CLAUDE.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    driver, why = await probe("claude", {}, tmp_path)
+    assert driver is None and "auth" in why
+    driver, why = await probe("claude", {"CLAUDE_CODE_USE_BEDROCK": "1"}, tmp_path)
+    assert driver is not None and why == ""
