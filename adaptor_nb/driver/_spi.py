@@ -24,7 +24,7 @@ from .._events import Event
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
-from ._probe import EnvironmentStatus
+from ._probe import EnvironmentStatus as EnvironmentStatus
 
 ALL_APPROVAL_MODES = frozenset({ApprovalMode.ASK, ApprovalMode.AUTO_APPROVE, ApprovalMode.AUTO_DENY})
 ALL_QUESTION_MODES = frozenset({QuestionMode.ASK, QuestionMode.AUTO_DENY})
