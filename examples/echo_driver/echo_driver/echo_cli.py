@@ -21,7 +21,7 @@ MARKER = "Reply with exactly:"
 
 
 def answer(prompt: str) -> str:
-    head, found, tail = prompt.partition(MARKER)
+    _, found, tail = prompt.partition(MARKER)
     return tail.strip().splitlines()[0] if found and tail.strip() else prompt.strip()
 
 
