@@ -121,7 +121,8 @@ class Driver:
                 if not ctx.emit_nowait(TextDelta(text=frame["text"])):
                     await ctx.emit(TextDelta(text=frame["text"]))
                 if gate is not None:
-                    gate, held = None, gate
+                    held: Gate = gate
+                    gate = None
                     await held(invocation)
             elif kind == "done":
                 u = frame.get("usage") or {}
