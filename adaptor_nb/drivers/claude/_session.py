@@ -15,15 +15,20 @@ from ...driver import (
     DriverFailure,
     DriverOutcome,
     Event,
+    EventMeta,
+    EventSourceMeta,
     FailureReason,
     Invocation,
     MessageFailure,
     Notice,
     NoticeKind,
+    Phase,
     ProcessInfo,
     ProcessKind,
     ResumeRejectedError,
+    Role,
     RunContext,
+    TextDelta,
     TranscriptItem,
     text_delta,
 )
@@ -33,6 +38,17 @@ from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
 from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
+_new = object.__new__
+_set = object.__setattr__
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
+
+
+def _source_meta(session_id: str) -> EventMeta | None:
+    """The meta a driver attaches to a fresh event so the broker records its provider coordinates."""
+    return EventMeta(source=EventSourceMeta(thread_id=session_id)) if session_id else None
+
+
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
@@ -78,7 +94,9 @@ class ClaudeRun:
         self.approval_tasks: dict[str, asyncio.Task[None]] = {}
         self.withdrawn: set[str] = set()
         self.last: TurnResult | None = None
-        self.session_id = ""
+        self.session_id = proc.session_id or ""
+        # One meta per provider session, shared by every event of it: the broker keeps its source when it stamps.
+        self.source_meta: EventMeta | None = _source_meta(self.session_id)
         self.protocol_errors = 0
         self.saw_output = False
         self.turn_active = False
@@ -148,10 +166,19 @@ class ClaudeRun:
                 session_id=self.session_id,
             ) from None
 
+    def _sourced(self, ev: Event) -> Event:
+        """``ev`` (a fresh payload) carrying the provider session as its source meta."""
+        meta = self.source_meta
+        if meta is not None and ev.meta.source is None:
+            _set(ev, "meta", meta)
+        return ev
+
     async def _loop(self) -> None:
         ctx = self.ctx
         emit = ctx.emit
         emit_text = ctx.emit_text_nowait
+        emit_nowait = ctx.emit_nowait
+        meta = self.source_meta
         tr = self.tr
         blocks = tr.blocks
         while True:
@@ -169,8 +196,24 @@ class ClaudeRun:
                         if blk is not None:
                             text: str = frame[1]
                             blk.parts.append(text)
-                            if not emit_text(text, tr.msg_id):
-                                await emit(text_delta(text, tr.msg_id))
+                            if meta is None:
+                                if not emit_text(text, tr.msg_id):
+                                    await emit(text_delta(text, tr.msg_id))
+                            else:
+                                td = _new(TextDelta)
+                                _set(
+                                    td,
+                                    "__dict__",
+                                    {
+                                        "meta": meta,
+                                        "text": text,
+                                        "message_id": tr.msg_id,
+                                        "role": _ASSISTANT,
+                                        "phase": _CONTENT,
+                                    },
+                                )
+                                if not emit_nowait(td):
+                                    await emit(td)
                         continue
                     if ft is not dict:
                         await self._not_json(frame)
@@ -187,16 +230,15 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    if not emit_text(text, tr.msg_id):
-                                        await emit(text_delta(text, tr.msg_id))
+                                    await emit(self._sourced(text_delta(text, tr.msg_id)))
                                     continue
                         for ev in tr.stream_event(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
                             self._tool_phase()
                     elif t == "assistant":
                         for ev in tr.assistant(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
                             self._tool_phase()
                     elif t == "user":
@@ -204,7 +246,7 @@ class ClaudeRun:
                             self._echo(frame)
                             continue
                         for ev in tr.user(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if not tr.open_tools and self._in_tool_phase:
                             self._in_tool_phase = False
                             self._rewatch()
@@ -213,8 +255,9 @@ class ClaudeRun:
                             self.turn_active = True
                             self._rewatch()
                             self.session_id = str(frame.get("session_id") or self.session_id)
+                            self.source_meta = meta = _source_meta(self.session_id)
                         for ev in tr.system(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if frame.get("subtype") == "init":
                             self._check_required_mcp(frame)
                     elif t == "result":
@@ -229,7 +272,7 @@ class ClaudeRun:
                         continue  # the CLI echoes our own replies; answers to our requests never get here
                     else:
                         for ev in tr.unknown(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
             elif kind == STDERR:
                 chunk: bytes = item[1]
                 ctx.raw_stderr(chunk)

@@ -12,6 +12,8 @@ from ...driver import (
     ClaimedMessage,
     DriverFailure,
     Event,
+    EventMeta,
+    EventSourceMeta,
     FailureReason,
     Notice,
     NoticeKind,
@@ -87,6 +89,7 @@ class TurnRunner:
         self.output_schema = output_schema
         self.idle_timeout = idle_timeout
         self.mapper = TurnMapper()
+        self.source_meta: EventMeta | None = None
         self.text = ""
         self.usage: Usage | None = None
         self.turn_id = ""
@@ -133,6 +136,8 @@ class TurnRunner:
         self.turn_id = str((turn or {}).get("id", ""))
         self.mapper.begin_turn(self.turn_id)
         self.ctx.set_turn_id(self.turn_id)
+        # One meta per provider turn, shared by its events: the broker keeps the source when it stamps them.
+        self.source_meta = EventMeta(source=EventSourceMeta(thread_id=self.server.thread_id, turn_id=self.turn_id))
         port = self.ctx.messages
         if port is not None:
             for m, boundary, mechanism in batch:
@@ -249,6 +254,9 @@ class TurnRunner:
         if isinstance(out, TranscriptItem):
             self.ctx.transcript(out)
         else:
+            meta = self.source_meta
+            if meta is not None and out.meta.source is None:
+                object.__setattr__(out, "meta", meta)  # a fresh payload from the mapper: nobody else holds it
             await self.ctx.emit(out)
 
     # -- approvals and other server requests -------------------------------------------------------------
