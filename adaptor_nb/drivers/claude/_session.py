@@ -7,7 +7,7 @@ import contextlib
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ...driver import (
     Boundary,
@@ -38,6 +38,7 @@ from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
 from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
+E = TypeVar("E", bound=Event)
 _new = object.__new__
 _set = object.__setattr__
 _ASSISTANT = Role.ASSISTANT
@@ -166,7 +167,7 @@ class ClaudeRun:
                 session_id=self.session_id,
             ) from None
 
-    def _sourced(self, ev: Event) -> Event:
+    def _sourced(self, ev: E) -> E:
         """``ev`` (a fresh payload) carrying the provider session as its source meta."""
         meta = self.source_meta
         if meta is not None and ev.meta.source is None:
@@ -230,7 +231,9 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    await emit(self._sourced(text_delta(text, tr.msg_id)))
+                                    td = self._sourced(text_delta(text, tr.msg_id))
+                                    if not emit_nowait(td):
+                                        await emit(td)
                                     continue
                         for ev in tr.stream_event(frame):
                             await emit(self._sourced(ev))
