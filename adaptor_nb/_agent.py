@@ -18,6 +18,7 @@ from .driver._spi import (
     Driver,
     EnvironmentProbe,
     EnvironmentReport,
+    EnvironmentStatus,
     ModelInfo,
     ModelLister,
     ProcessSlot,
@@ -170,7 +171,9 @@ class Agent:
         """Probe the driver's CLI (found, version, auth) without starting a model task."""
         if isinstance(self._driver, EnvironmentProbe):
             return await self._driver.probe_environment()
-        return EnvironmentReport(driver=self._descriptor.name, status="unknown", messages=self._descriptor.messages)
+        return EnvironmentReport(
+            driver=self._descriptor.name, status=EnvironmentStatus.UNKNOWN, messages=self._descriptor.messages
+        )
 
     async def models(self) -> list[ModelInfo]:
         """Models the provider reports, where the driver can list them."""

@@ -1,9 +1,59 @@
-"""The Driver SPI: implement ``Driver`` to plug a provider CLI into adaptor_nb."""
+"""The Driver SPI: implement ``Driver`` to plug a provider CLI into adaptor_nb.
 
+This package is the one door for driver authors: every name a driver needs (the SPI protocols and records, the
+events it emits, the enums, the error classes, the result, usage and transcript types, the process helpers and the
+MCP declarations) is importable from ``adaptor_nb.driver``. A driver imports only this package, public
+``adaptor_nb`` names and its own modules.
+"""
+
+import os as _os
+
+from .. import mcp
 from .._approvals import Choice, Decision
-from .._enums import Boundary, ContinueMode
+from .._enums import (
+    ApprovalKind,
+    ApprovalMode,
+    Boundary,
+    ContinueMode,
+    FailureReason,
+    FeatureLevel,
+    MessageFailure,
+    NoticeKind,
+    Phase,
+    ProcessKind,
+    QuestionMode,
+    Role,
+    SandboxLevel,
+    SubagentKind,
+)
+from .._errors import (
+    ConfigError,
+    InvalidDriverConfigError,
+    InvalidMCPConfigError,
+    MCPTransportUnsupportedError,
+    MCPUnsupportedError,
+    ResumeRejectedError,
+)
+from .._events import (
+    Event,
+    EventMeta,
+    EventSourceMeta,
+    Notice,
+    ProcessInfo,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    ToolResult,
+    text_delta,
+)
+from .._result import TranscriptItem, TranscriptMessage, Usage
+from ..mcp import HTTP, SSE, Server, Stdio
 from ._config import CommonConfig, resolve_command
+from ._mcp import check_bearer_envs, secret_var
+from ._probe import EnvironmentStatus, capture_output
 from ._process import CLIProcess
+from ._reuse import close_quietly, continues_session, parked, shielded_close
 from ._spi import (
     ALL_APPROVAL_MODES,
     ALL_QUESTION_MODES,
@@ -34,11 +84,19 @@ from ._spi import (
     StructuredOutputCapabilities,
 )
 
+MCP_LAUNCHER: str = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_mcp_exec.py")
+"""Path of the standard-library script that starts a stdio MCP server with secrets renamed (see ``_mcp_exec``)."""
+
 __all__ = [
     "ALL_APPROVAL_MODES",
     "ALL_QUESTION_MODES",
     "FULL_APPROVALS",
+    "HTTP",
+    "MCP_LAUNCHER",
+    "SSE",
     "ApprovalCapabilities",
+    "ApprovalKind",
+    "ApprovalMode",
     "ApprovalPort",
     "ApprovalSpec",
     "Boundary",
@@ -47,6 +105,7 @@ __all__ = [
     "Choice",
     "ClaimedMessage",
     "CommonConfig",
+    "ConfigError",
     "ContinueMode",
     "Decision",
     "Descriptor",
@@ -56,17 +115,57 @@ __all__ = [
     "EnvironmentCheck",
     "EnvironmentProbe",
     "EnvironmentReport",
+    "EnvironmentStatus",
+    "Event",
+    "EventMeta",
+    "EventSourceMeta",
+    "FailureReason",
+    "FeatureLevel",
     "IdentityCodec",
+    "InvalidDriverConfigError",
+    "InvalidMCPConfigError",
     "Invocation",
+    "MCPTransportUnsupportedError",
+    "MCPUnsupportedError",
     "MessageCapabilities",
+    "MessageFailure",
     "MessagePort",
     "ModelInfo",
     "ModelLister",
+    "Notice",
+    "NoticeKind",
     "OutputSchema",
+    "Phase",
     "PolicyCapabilities",
+    "ProcessInfo",
+    "ProcessKind",
     "ProcessSlot",
+    "QuestionMode",
+    "ResumeRejectedError",
+    "Role",
     "RunContext",
+    "SandboxLevel",
+    "Server",
     "SessionCodec",
+    "Stdio",
     "StructuredOutputCapabilities",
+    "SubagentKind",
+    "SubagentUpdate",
+    "TextDelta",
+    "Thinking",
+    "ToolCall",
+    "ToolResult",
+    "TranscriptItem",
+    "TranscriptMessage",
+    "Usage",
+    "capture_output",
+    "check_bearer_envs",
+    "close_quietly",
+    "continues_session",
+    "mcp",
+    "parked",
     "resolve_command",
+    "secret_var",
+    "shielded_close",
+    "text_delta",
 ]

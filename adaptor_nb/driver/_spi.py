@@ -24,6 +24,7 @@ from .._events import Event
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
+from ._probe import EnvironmentStatus as EnvironmentStatus
 
 ALL_APPROVAL_MODES = frozenset({ApprovalMode.ASK, ApprovalMode.AUTO_APPROVE, ApprovalMode.AUTO_DENY})
 ALL_QUESTION_MODES = frozenset({QuestionMode.ASK, QuestionMode.AUTO_DENY})
@@ -352,12 +353,17 @@ class EnvironmentReport:
     """What Inspect found about a driver's CLI without starting a model task."""
 
     driver: str
-    status: str
+    status: EnvironmentStatus
     version: str = ""
     command: tuple[str, ...] = ()
     auth_source: str = ""
     checks: tuple[EnvironmentCheck, ...] = ()
     messages: MessageCapabilities | None = None
+
+    def __post_init__(self) -> None:
+        # A plain string (an older driver's "ok") becomes the enum; an unknown word is refused by name.
+        if not isinstance(self.status, EnvironmentStatus):
+            object.__setattr__(self, "status", EnvironmentStatus(str(self.status)))
 
 
 @dataclass(frozen=True)

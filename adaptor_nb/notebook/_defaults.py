@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..driver import EnvironmentStatus
+
 OFFLINE_NOTE = "offline demo driver: scripted replies"
 DRIVER_ENV = "ADAPTOR_NB_DRIVER"
 PROBE_TIMEOUT = 15.0
-_HEALTHY = frozenset({"ok", "ready", "healthy", "available"})
+_HEALTHY = frozenset({EnvironmentStatus.OK.value, "ready", "healthy", "available"})
 
 
 @dataclass
@@ -26,43 +28,40 @@ class DriverChoice:
     skipped: dict[str, str] = field(default_factory=dict)
 
 
-def make_driver(name: str) -> Any:
-    """A built-in driver with its default configuration (raises ImportError if that driver is not available)."""
+def make_driver(name: str, env: Mapping[str, str] | None = None) -> Any:
+    """A built-in driver with its default configuration (raises ImportError if that driver is not available).
+
+    ``env`` is added to the CLI's environment (the drivers' ``Config.env``).
+    """
     module = importlib.import_module(f"adaptor_nb.drivers.{name}")
     if name == "reference":
         return module.Driver()
-    return module.Driver(module.Config())
+    return module.Driver(module.Config(env=dict(env)) if env else module.Config())
 
 
-def _claude_credentials(env: Mapping[str, str], home: Path) -> str:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
-        if env.get(var):
-            return var
-    config_dir = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-    if (config_dir / ".credentials.json").is_file():
-        return str(config_dir / ".credentials.json")
-    return ""
+def _probe_env(env: Mapping[str, str] | None, home: Path | None) -> dict[str, str]:
+    """What the probing driver adds to its environment: the given variables and ``HOME`` (nothing by default)."""
+    extra = {} if env is None or env is os.environ else {str(k): str(v) for k, v in env.items()}
+    if home is not None:
+        extra["HOME"] = str(home)
+    return extra
 
 
-def _codex_credentials(env: Mapping[str, str], home: Path) -> str:
-    for var in ("OPENAI_API_KEY", "CODEX_API_KEY"):
-        if env.get(var):
-            return var
-    auth = Path(env.get("CODEX_HOME") or home / ".codex") / "auth.json"
-    if auth.is_file():
-        return str(auth)
-    return ""
-
-
-_CREDENTIALS = {"claude": _claude_credentials, "codex": _codex_credentials}
+def _why(report: Any) -> str:
+    status = str(getattr(report, "status", "") or EnvironmentStatus.UNKNOWN)
+    failed = [f"{c.name}: {c.detail}" if c.detail else c.name for c in getattr(report, "checks", ()) if not c.ok]
+    return f"environment probe says {status}" + (f" ({'; '.join(failed)})" if failed else "")
 
 
 async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Any, str]:
-    """Return ``(driver, "")`` when ``name`` is installed, has credentials and probes healthy, else ``(None, why)``."""
-    env = os.environ if env is None else env
-    home = Path.home() if home is None else home
+    """Return ``(driver, "")`` when the driver's own ``probe_environment()`` says OK, else ``(None, why)``.
+
+    The driver knows its CLI and its credentials (API keys, logins, Bedrock/Vertex, model providers); ``env`` and
+    ``home`` are handed to it as extra environment so a caller can probe a given setting.
+    """
+    extra = _probe_env(env, home)
     try:
-        driver = make_driver(name)
+        driver = make_driver(name, extra)
     except ImportError as exc:
         return None, f"not importable ({exc})"
     except Exception as exc:
@@ -71,18 +70,17 @@ async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | No
         driver.validate_config()
     except Exception as exc:
         return None, f"not installed ({exc})"
-    source = _CREDENTIALS[name](env, home)
-    if not source:
-        return None, "no credentials found (no API key in the environment and no CLI login)"
     probe_environment = getattr(driver, "probe_environment", None)
-    if probe_environment is not None:
-        try:
-            report = await asyncio.wait_for(probe_environment(), PROBE_TIMEOUT)
-        except Exception as exc:
-            return None, f"environment probe failed ({type(exc).__name__}: {exc})"
-        status = str(getattr(report, "status", "")).lower()
-        if status not in _HEALTHY:
-            return None, f"environment probe says {status or 'unknown'}"
+    if probe_environment is None:
+        return driver, ""
+    try:
+        report = await asyncio.wait_for(probe_environment(), PROBE_TIMEOUT)
+    except Exception as exc:
+        return None, f"environment probe failed ({type(exc).__name__}: {exc})"
+    if str(getattr(report, "status", "")).lower() not in _HEALTHY:
+        return None, _why(report)
+    if extra and name != "reference":
+        driver = make_driver(name)  # the probe's settings are not the notebook's: run with the default config
     return driver, ""
 
 

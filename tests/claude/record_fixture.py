@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from adaptor_nb.drivers.claude._actor import EOF, LINES, ClaudeProcess
+from adaptor_nb.drivers.claude._process import EOF, LINES, ClaudeProcess
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
 from adaptor_nb.testing._clis import find_cli
 

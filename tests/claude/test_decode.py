@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adaptor_nb.drivers.claude._actor import decode_block
+from adaptor_nb.drivers.claude._process import decode_block
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "recorded-text-deltas.jsonl"
 SESSION = "a6a072aa-71ec-4121-9a46-04422e891c15"

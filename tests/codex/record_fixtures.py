@@ -1,5 +1,5 @@
 """Record what ``codex app-server`` writes to stdout in a few situations, for the mapping tests in
-``tests/codex/test_codex_mapping.py``. Run from the repository root::
+``tests/codex/test_codex_translate.py``. Run from the repository root::
 
     .venv/bin/python -m tests.codex.record_fixtures
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..._approvals import Choice, Decision
-from ..._enums import ApprovalKind
-from ...driver._spi import ApprovalSpec
+from ...driver import (
+    ApprovalKind,
+    ApprovalSpec,
+    Choice,
+    Decision,
+)
 
 PLAN_TOOL = "ExitPlanMode"
 QUESTION_TOOL = "AskUserQuestion"

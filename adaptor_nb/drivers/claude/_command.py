@@ -8,10 +8,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..._enums import FeatureLevel, SandboxLevel
-from ..._errors import ConfigError
-from ...driver._mcp import check_bearer_envs
-from ...driver._spi import Invocation
+from ...driver import (
+    ConfigError,
+    FeatureLevel,
+    Invocation,
+    SandboxLevel,
+    check_bearer_envs,
+)
 from ._config import Config
 from ._mcp import mcp_args
 

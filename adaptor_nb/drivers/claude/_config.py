@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..._errors import InvalidDriverConfigError
-from ...driver._config import CommonConfig
+from ...driver import (
+    CommonConfig,
+    InvalidDriverConfigError,
+)
 
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "auto")

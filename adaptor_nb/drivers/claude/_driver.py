@@ -3,35 +3,46 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from dataclasses import replace
 from typing import Any
 
-from ..._enums import Boundary, ContinueMode, FeatureLevel, MessageFailure, SandboxLevel
-from ..._errors import ConfigError, InvalidDriverConfigError, ResumeRejectedError
-from ...driver._config import resolve_command
-from ...driver._spi import (
+from ...driver import (
     FULL_APPROVALS,
+    Boundary,
+    ConfigError,
+    ContinueMode,
     Descriptor,
     DriverFailure,
     DriverOutcome,
     EnvironmentCheck,
     EnvironmentReport,
+    EnvironmentStatus,
+    FeatureLevel,
     IdentityCodec,
+    InvalidDriverConfigError,
     Invocation,
     MessageCapabilities,
+    MessageFailure,
     ModelInfo,
     PolicyCapabilities,
     ProcessSlot,
+    ResumeRejectedError,
     RunContext,
+    SandboxLevel,
     StructuredOutputCapabilities,
+    capture_output,
+    close_quietly,
+    continues_session,
+    parked,
+    resolve_command,
+    shielded_close,
 )
-from ._actor import ClaudeProcess
 from ._command import Launch, build_launch, config_fingerprint
 from ._config import INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
-from ._run import ClaudeRun, emit_spawn
+from ._process import ClaudeProcess
+from ._session import ClaudeRun, emit_spawn
 
 MESSAGES = MessageCapabilities(
     boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}),
@@ -164,7 +175,7 @@ class Driver:
             if not keep:
                 if slot is not None and slot.value is proc:
                     slot.detach()
-                await _shielded_close(proc, grace)
+                await shielded_close(proc, grace)
 
     async def _acquire(
         self, slot: ProcessSlot | None, launch: Launch, inv: Invocation, grace: float
@@ -175,14 +186,17 @@ class Driver:
         Returns the process and, for a new process, the session id it resumes ("" for a fresh session).
         """
         wanted = inv.resume.session_id if inv.resume is not None else ""
-        if slot is not None and isinstance(slot.value, ClaudeProcess):
-            old: ClaudeProcess = slot.value
-            same_session = bool(wanted) and not inv.fork and old.session_id == wanted
-            if same_session and old.reusable(launch.fingerprint) and await old.settled(grace + 1.0):
+        old = parked(slot, ClaudeProcess)
+        if slot is not None and old is not None:
+            if (
+                continues_session(inv, old.session_id)
+                and old.reusable(launch.fingerprint)
+                and await old.settled(grace + 1.0)
+            ):
                 return old, None
             slot.detach()
             if old.loop is asyncio.get_running_loop():
-                await _shielded_close(old, grace)
+                await shielded_close(old, grace)
             else:
                 old.kill_now()  # parked by an event loop that is gone (for example an earlier asyncio.run)
         sid = wanted
@@ -195,7 +209,7 @@ class Driver:
                 f"claude: could not start {argv[0]!r}: {exc}. {INSTALL_HINT}", option="command"
             ) from None
         if slot is not None:
-            slot.attach(proc, launch.fingerprint, lambda: _close_quietly(proc, grace))
+            slot.attach(proc, launch.fingerprint, lambda: close_quietly(proc, grace))
         return proc, sid
 
     # -- inspection --------------------------------------------------------------------------------------
@@ -208,18 +222,20 @@ class Driver:
             command = self.command()
         except ConfigError as exc:
             checks.append(EnvironmentCheck("cli", False, str(exc)))
-            return EnvironmentReport(driver="claude", status="missing", checks=tuple(checks), messages=MESSAGES)
+            return EnvironmentReport(
+                driver="claude", status=EnvironmentStatus.MISSING, checks=tuple(checks), messages=MESSAGES
+            )
         checks.append(EnvironmentCheck("cli", True, command[0]))
         version = ""
         try:
-            out = await _capture([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
+            out = await capture_output([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
             version = out.strip().split()[0] if out.strip() else ""
             checks.append(EnvironmentCheck("version", bool(version), out.strip()))
         except (OSError, TimeoutError) as exc:
             checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
         auth = self._auth_source()
         checks.append(EnvironmentCheck("auth", bool(auth), auth or "no API key, auth token or login found"))
-        status = "ok" if version and auth else "degraded"
+        status = EnvironmentStatus.OK if version and auth else EnvironmentStatus.DEGRADED
         return EnvironmentReport(
             driver="claude",
             status=status,
@@ -263,7 +279,7 @@ class Driver:
                 f"Claude Code did not answer initialize: {exc}", details={"stderr_tail": proc.stderr_tail()}
             ) from None
         finally:
-            await _shielded_close(proc, self.config.grace_period)
+            await shielded_close(proc, self.config.grace_period)
         out: list[ModelInfo] = []
         for m in body.get("models") or []:
             if isinstance(m, dict) and isinstance(m.get("value"), str):
@@ -277,40 +293,6 @@ def _discard(slot: ProcessSlot, proc: ClaudeProcess) -> None:
     if slot.value is proc:
         slot.detach()
     proc.kill_now()
-
-
-async def _close_quietly(proc: ClaudeProcess, grace: float) -> None:
-    with contextlib.suppress(Exception):
-        await proc.close(grace)
-
-
-async def _shielded_close(proc: ClaudeProcess, grace: float) -> None:
-    """Close even when the calling task is being cancelled."""
-    task = asyncio.get_running_loop().create_task(_close_quietly(proc, grace))
-    try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await task
-        raise
-
-
-async def _capture(argv: list[str], env: dict[str, str], *, timeout: float) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()
-        raise
-    return out.decode("utf-8", "replace")
 
 
 __all__ = ["Driver"]

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...driver._mcp import secret_var
-from ...mcp import Server, Stdio
+from ...driver import (
+    Server,
+    Stdio,
+    secret_var,
+)
 
 TRANSPORTS = frozenset({"stdio", "http", "sse"})
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._approvals import Choice, Decision
-from ..._enums import ApprovalKind
-from ...driver import ApprovalSpec
-from ._mapping import ToolInfo
+from ...driver import (
+    ApprovalKind,
+    ApprovalSpec,
+    Choice,
+    Decision,
+)
+from ._translate import ToolInfo
 
 COMMAND_APPROVAL = "item/commandExecution/requestApproval"
 FILE_APPROVAL = "item/fileChange/requestApproval"

@@ -6,7 +6,9 @@ import os
 import platform
 import sys
 
-from ...driver import resolve_command
+from ...driver import (
+    resolve_command,
+)
 
 INSTALL_HINT = "Install it with `npm install -g @openai/codex` or pass Config(command=[path])."
 

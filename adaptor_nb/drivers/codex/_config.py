@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._errors import InvalidDriverConfigError
-from ...driver import CommonConfig
+from ...driver import (
+    CommonConfig,
+    InvalidDriverConfigError,
+)
 from ._home import config_overrides
 
 REASONING_EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"})

@@ -12,43 +12,46 @@ from dataclasses import replace
 from importlib import metadata
 from typing import Any
 
-from ..._enums import (
+from ...driver import (
+    ALL_APPROVAL_MODES,
+    ApprovalCapabilities,
     ApprovalKind,
     ApprovalMode,
     Boundary,
     ContinueMode,
-    FeatureLevel,
-    ProcessKind,
-    QuestionMode,
-    SandboxLevel,
-)
-from ..._errors import InvalidDriverConfigError, ResumeRejectedError
-from ..._events import ProcessInfo
-from ...driver import (
-    ALL_APPROVAL_MODES,
-    ApprovalCapabilities,
     Descriptor,
     DriverFailure,
     DriverOutcome,
     EnvironmentCheck,
     EnvironmentReport,
+    EnvironmentStatus,
+    FeatureLevel,
     IdentityCodec,
+    InvalidDriverConfigError,
     Invocation,
     MessageCapabilities,
     ModelInfo,
     PolicyCapabilities,
+    ProcessInfo,
+    ProcessKind,
+    QuestionMode,
+    ResumeRejectedError,
     RunContext,
+    SandboxLevel,
     StructuredOutputCapabilities,
+    capture_output,
+    check_bearer_envs,
+    continues_session,
+    parked,
 )
-from ...driver._mcp import check_bearer_envs
 from ._command import codex_command
 from ._config import Config
-from ._home import config_overrides
+from ._home import auth_source, config_overrides
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._mcp import mcp_overrides
+from ._process import AppServer, OutputRoute
 from ._rpc import Closed, RpcError, ServerClosedError
-from ._server import AppServer, OutputRoute
-from ._turns import TurnRunner
+from ._session import TurnRunner
 
 TESTED_VERSION = "0.171.0"
 SANDBOX_MODES = {
@@ -271,18 +274,13 @@ class Driver:
     ) -> AppServer:
         """The Thread's parked app-server when it still fits this run, else a fresh one."""
         slot = inv.slot
-        if slot is not None and isinstance(slot.value, AppServer):
-            parked: AppServer = slot.value
-            fits = (
-                slot.fingerprint == fingerprint
-                and not inv.fork
-                and inv.resume is not None
-                and inv.resume.session_id == parked.thread_id
-            )
-            if fits and parked.alive and not any(isinstance(i, Closed) for i in parked.drain_stale()):
+        server = parked(slot, AppServer)
+        if slot is not None and server is not None:
+            fits = slot.fingerprint == fingerprint and continues_session(inv, server.thread_id)
+            if fits and server.alive and not any(isinstance(i, Closed) for i in server.drain_stale()):
                 slot.detach()
-                parked.route.ctx = ctx
-                return parked
+                server.route.ctx = ctx
+                return server
             await slot.close()
         return await self._spawn(argv, env, cwd, ctx)
 
@@ -387,33 +385,31 @@ class Driver:
     # -- inspection --------------------------------------------------------------------------------------
 
     async def probe_environment(self) -> EnvironmentReport:
-        """Find the CLI and read its version; never starts a model task."""
+        """Find the CLI, read its version and the auth source; never starts a model task."""
         try:
             self.config.validate()
             argv = codex_command(self.config.command)
         except InvalidDriverConfigError as exc:
             return EnvironmentReport(
-                driver="codex", status="unavailable", checks=(EnvironmentCheck("command", False, str(exc)),)
+                driver="codex",
+                status=EnvironmentStatus.UNAVAILABLE,
+                checks=(EnvironmentCheck("command", False, str(exc)),),
             )
         checks = [EnvironmentCheck("command", True, argv[0])]
         version = ""
+        env = self._env(Invocation(run_id="probe", prompt=""))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                "--version",
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                stdin=asyncio.subprocess.DEVNULL,
-                env=self._env(Invocation(run_id="probe", prompt="")),
-            )
-            out, _ = await asyncio.wait_for(proc.communicate(), self.config.startup_timeout)
-            version = out.decode(errors="replace").strip().split()[-1] if out.strip() else ""
+            out = await capture_output([*argv, "--version"], env, timeout=self.config.startup_timeout)
+            version = out.strip().split()[-1] if out.strip() else ""
             checks.append(EnvironmentCheck("version", bool(version), version or "no version printed"))
         except (OSError, TimeoutError) as exc:
-            checks.append(EnvironmentCheck("version", False, str(exc)))
+            detail = f"no answer within {self.config.startup_timeout:g} s" if isinstance(exc, TimeoutError) else ""
+            checks.append(EnvironmentCheck("version", False, str(exc) or detail))
         if self.config.codex_home:
             found = _has_config(self.config.codex_home)
             checks.append(EnvironmentCheck("codex_home", found, "config.toml found" if found else "no config.toml"))
+        auth = auth_source(env)
+        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no API key, login or model provider found"))
         messages = MESSAGES
         if version and _version_tuple(version) < _version_tuple(TESTED_VERSION):
             messages = replace(MESSAGES, boundaries=frozenset({Boundary.TURN_END}))
@@ -421,9 +417,10 @@ class Driver:
         ok = all(c.ok for c in checks)
         return EnvironmentReport(
             driver="codex",
-            status="ok" if ok else "degraded",
+            status=EnvironmentStatus.OK if ok else EnvironmentStatus.DEGRADED,
             version=version,
             command=tuple(argv),
+            auth_source=auth,
             checks=tuple(checks),
             messages=messages,
         )

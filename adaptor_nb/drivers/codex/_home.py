@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -110,3 +111,29 @@ def _deep_merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
             _deep_merge(into[key], value)
         else:
             into[key] = value
+
+
+def auth_source(env: Mapping[str, str]) -> str:
+    """Where Codex would take its credentials from in ``env`` ("" when nothing is found).
+
+    An API key in the environment, the login file ``auth.json`` in ``CODEX_HOME`` (default ``~/.codex``), or a
+    custom ``model_provider`` in its ``config.toml`` (that provider names its own key).
+    """
+    for var in ("OPENAI_API_KEY", "CODEX_API_KEY"):
+        if env.get(var):
+            return var
+    home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+    if os.path.isfile(os.path.join(home, "auth.json")):
+        return "codex login"
+    try:
+        with open(os.path.join(home, "config.toml"), "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    provider = data.get("model_provider")
+    providers = data.get("model_providers")
+    if isinstance(provider, str) and provider and isinstance(providers, dict) and provider in providers:
+        entry = providers[provider]
+        key = entry.get("env_key") if isinstance(entry, dict) else None
+        return f"model provider {provider!r}" + (f" ({key})" if isinstance(key, str) and key else "")
+    return ""

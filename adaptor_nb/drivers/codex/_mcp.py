@@ -11,15 +11,18 @@ import sys
 import tomllib
 from typing import Any
 
-from ..._errors import InvalidMCPConfigError
-from ...driver import _mcp_exec
-from ...driver._mcp import secret_var
-from ...mcp import Server, Stdio
+from ...driver import (
+    MCP_LAUNCHER,
+    InvalidMCPConfigError,
+    Server,
+    Stdio,
+    secret_var,
+)
 from ._home import toml_key, toml_value
 
 # Codex 0.171 speaks stdio and streamable HTTP; it has no SSE client.
 TRANSPORTS = frozenset({"stdio", "http"})
-_LAUNCHER = os.path.abspath(_mcp_exec.__file__)
+_LAUNCHER = MCP_LAUNCHER
 
 
 def home_servers(codex_home: str) -> list[str]:

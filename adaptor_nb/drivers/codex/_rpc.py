@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...driver import CLIProcess
+from ...driver import (
+    CLIProcess,
+)
 
 OVERLOADED = -32001
 METHOD_NOT_FOUND = -32601

@@ -11,33 +11,39 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..._approvals import Choice
-from ..._enums import (
-    ApprovalKind,
-    Boundary,
-    ContinueMode,
-    FeatureLevel,
-    Phase,
-    ProcessKind,
-    SandboxLevel,
-    SubagentKind,
-)
-from ..._errors import InvalidDriverConfigError, ResumeRejectedError
-from ..._events import Notice, ProcessInfo, SubagentUpdate, TextDelta, Thinking, ToolCall, ToolResult
-from ..._result import TranscriptItem, Usage
-from ...driver._spi import (
+from ...driver import (
     FULL_APPROVALS,
+    ApprovalKind,
     ApprovalSpec,
+    Boundary,
+    Choice,
     ClaimedMessage,
+    ContinueMode,
     Descriptor,
     DriverFailure,
     DriverOutcome,
+    FeatureLevel,
     IdentityCodec,
+    InvalidDriverConfigError,
     Invocation,
     MessageCapabilities,
+    Notice,
+    Phase,
     PolicyCapabilities,
+    ProcessInfo,
+    ProcessKind,
+    ResumeRejectedError,
     RunContext,
+    SandboxLevel,
     StructuredOutputCapabilities,
+    SubagentKind,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    ToolResult,
+    TranscriptItem,
+    Usage,
 )
 from ._sample import sample
 from ._scenario import (

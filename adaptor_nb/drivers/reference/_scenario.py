@@ -6,7 +6,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._enums import ApprovalKind, FailureReason
+from ...driver import (
+    ApprovalKind,
+    FailureReason,
+)
 
 
 @dataclass(frozen=True)

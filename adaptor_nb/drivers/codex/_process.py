@@ -9,7 +9,10 @@ import select
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...driver import CLIProcess, RunContext
+from ...driver import (
+    CLIProcess,
+    RunContext,
+)
 from ._rpc import Inbound, RpcClient, ServerClosedError, Wakeup
 
 # Notifications the driver never uses; opting out saves parsing on every turn.

@@ -6,9 +6,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._enums import NoticeKind, Phase, SubagentKind
-from ..._events import Event, Notice, SubagentUpdate, TextDelta, Thinking, ToolCall, ToolResult
-from ..._result import TranscriptItem, Usage
+from ...driver import (
+    Event,
+    Notice,
+    NoticeKind,
+    Phase,
+    SubagentKind,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    ToolResult,
+    TranscriptItem,
+    Usage,
+)
 
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 _QUIET_SYSTEM = frozenset({"thinking_tokens"})

@@ -21,7 +21,7 @@ from adaptor_nb.drivers.codex._approvals import (
     declined_question,
     is_approval,
 )
-from adaptor_nb.drivers.codex._mapping import TurnMapper
+from adaptor_nb.drivers.codex._translate import TurnMapper
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
 

@@ -7,19 +7,49 @@ import contextlib
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
-from ..._errors import ResumeRejectedError
-from ..._events import Event, Notice, ProcessInfo, text_delta
-from ..._result import TranscriptItem
-from ...driver._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
-from ._actor import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ...driver import (
+    Boundary,
+    ClaimedMessage,
+    DriverFailure,
+    DriverOutcome,
+    Event,
+    EventMeta,
+    EventSourceMeta,
+    FailureReason,
+    Invocation,
+    MessageFailure,
+    Notice,
+    NoticeKind,
+    Phase,
+    ProcessInfo,
+    ProcessKind,
+    ResumeRejectedError,
+    Role,
+    RunContext,
+    TextDelta,
+    TranscriptItem,
+    text_delta,
+)
 from ._approvals import approval_spec, decision_response, error_response
-from ._frames import FrameTranslator, TurnResult, parse_result
 from ._mcp import required_failures
+from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
+from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
+E = TypeVar("E", bound=Event)
+_new = object.__new__
+_set = object.__setattr__
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
+
+
+def _source_meta(session_id: str) -> EventMeta | None:
+    """The meta a driver attaches to a fresh event so the broker records its provider coordinates."""
+    return EventMeta(source=EventSourceMeta(thread_id=session_id)) if session_id else None
+
+
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
@@ -65,7 +95,9 @@ class ClaudeRun:
         self.approval_tasks: dict[str, asyncio.Task[None]] = {}
         self.withdrawn: set[str] = set()
         self.last: TurnResult | None = None
-        self.session_id = ""
+        self.session_id = proc.session_id or ""
+        # One meta per provider session, shared by every event of it: the broker keeps its source when it stamps.
+        self.source_meta: EventMeta | None = _source_meta(self.session_id)
         self.protocol_errors = 0
         self.saw_output = False
         self.turn_active = False
@@ -135,10 +167,19 @@ class ClaudeRun:
                 session_id=self.session_id,
             ) from None
 
+    def _sourced(self, ev: E) -> E:
+        """``ev`` (a fresh payload) carrying the provider session as its source meta."""
+        meta = self.source_meta
+        if meta is not None and ev.meta.source is None:
+            _set(ev, "meta", meta)
+        return ev
+
     async def _loop(self) -> None:
         ctx = self.ctx
         emit = ctx.emit
         emit_text = ctx.emit_text_nowait
+        emit_nowait = ctx.emit_nowait
+        meta = self.source_meta
         tr = self.tr
         blocks = tr.blocks
         while True:
@@ -156,8 +197,24 @@ class ClaudeRun:
                         if blk is not None:
                             text: str = frame[1]
                             blk.parts.append(text)
-                            if not emit_text(text, tr.msg_id):
-                                await emit(text_delta(text, tr.msg_id))
+                            if meta is None:
+                                if not emit_text(text, tr.msg_id):
+                                    await emit(text_delta(text, tr.msg_id))
+                            else:
+                                td = _new(TextDelta)
+                                _set(
+                                    td,
+                                    "__dict__",
+                                    {
+                                        "meta": meta,
+                                        "text": text,
+                                        "message_id": tr.msg_id,
+                                        "role": _ASSISTANT,
+                                        "phase": _CONTENT,
+                                    },
+                                )
+                                if not emit_nowait(td):
+                                    await emit(td)
                         continue
                     if ft is not dict:
                         await self._not_json(frame)
@@ -174,16 +231,17 @@ class ClaudeRun:
                                 if blk is not None and not frame.get("parent_tool_use_id"):
                                     text = delta.get("text", "")
                                     blk.parts.append(text)
-                                    if not emit_text(text, tr.msg_id):
-                                        await emit(text_delta(text, tr.msg_id))
+                                    td = self._sourced(text_delta(text, tr.msg_id))
+                                    if not emit_nowait(td):
+                                        await emit(td)
                                     continue
                         for ev in tr.stream_event(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
                             self._tool_phase()
                     elif t == "assistant":
                         for ev in tr.assistant(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
                             self._tool_phase()
                     elif t == "user":
@@ -191,7 +249,7 @@ class ClaudeRun:
                             self._echo(frame)
                             continue
                         for ev in tr.user(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if not tr.open_tools and self._in_tool_phase:
                             self._in_tool_phase = False
                             self._rewatch()
@@ -200,8 +258,9 @@ class ClaudeRun:
                             self.turn_active = True
                             self._rewatch()
                             self.session_id = str(frame.get("session_id") or self.session_id)
+                            self.source_meta = meta = _source_meta(self.session_id)
                         for ev in tr.system(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
                         if frame.get("subtype") == "init":
                             self._check_required_mcp(frame)
                     elif t == "result":
@@ -216,7 +275,7 @@ class ClaudeRun:
                         continue  # the CLI echoes our own replies; answers to our requests never get here
                     else:
                         for ev in tr.unknown(frame):
-                            await emit(ev)
+                            await emit(self._sourced(ev))
             elif kind == STDERR:
                 chunk: bytes = item[1]
                 ctx.raw_stderr(chunk)

@@ -11,7 +11,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ...driver._process import CLIProcess
+from ...driver import (
+    CLIProcess,
+)
 
 # Kinds of inbox items (the first element of each tuple).
 LINES = 0  # (LINES, raw chunk, [Frame, ...]): decoded stdout lines

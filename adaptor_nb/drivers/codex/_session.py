@@ -6,10 +6,23 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..._enums import Boundary, FailureReason, NoticeKind, ProcessKind
-from ..._events import Event, Notice, ProcessInfo
-from ..._result import TranscriptItem, Usage
-from ...driver import ApprovalSpec, ClaimedMessage, DriverFailure, RunContext
+from ...driver import (
+    ApprovalSpec,
+    Boundary,
+    ClaimedMessage,
+    DriverFailure,
+    Event,
+    EventMeta,
+    EventSourceMeta,
+    FailureReason,
+    Notice,
+    NoticeKind,
+    ProcessInfo,
+    ProcessKind,
+    RunContext,
+    TranscriptItem,
+    Usage,
+)
 from ._approvals import (
     ELICITATION_REQUEST,
     USER_INPUT_REQUEST,
@@ -18,7 +31,7 @@ from ._approvals import (
     declined_question,
     is_approval,
 )
-from ._mapping import TurnMapper, as_dict
+from ._process import AppServer
 from ._rpc import (
     METHOD_NOT_FOUND,
     Closed,
@@ -30,7 +43,7 @@ from ._rpc import (
     ServerRequest,
     Wakeup,
 )
-from ._server import AppServer
+from ._translate import TurnMapper, as_dict
 
 STDERR_TAIL_CHARS = 4000
 # Codex error kinds worth retrying later (the provider was busy or the connection dropped).
@@ -76,6 +89,7 @@ class TurnRunner:
         self.output_schema = output_schema
         self.idle_timeout = idle_timeout
         self.mapper = TurnMapper()
+        self.source_meta: EventMeta | None = None
         self.text = ""
         self.usage: Usage | None = None
         self.turn_id = ""
@@ -122,6 +136,8 @@ class TurnRunner:
         self.turn_id = str((turn or {}).get("id", ""))
         self.mapper.begin_turn(self.turn_id)
         self.ctx.set_turn_id(self.turn_id)
+        # One meta per provider turn, shared by its events: the broker keeps the source when it stamps them.
+        self.source_meta = EventMeta(source=EventSourceMeta(thread_id=self.server.thread_id, turn_id=self.turn_id))
         port = self.ctx.messages
         if port is not None:
             for m, boundary, mechanism in batch:
@@ -238,6 +254,9 @@ class TurnRunner:
         if isinstance(out, TranscriptItem):
             self.ctx.transcript(out)
         else:
+            meta = self.source_meta
+            if meta is not None and out.meta.source is None:
+                object.__setattr__(out, "meta", meta)  # a fresh payload from the mapper: nobody else holds it
             await self.ctx.emit(out)
 
     # -- approvals and other server requests -------------------------------------------------------------
