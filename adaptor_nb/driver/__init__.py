@@ -6,166 +6,178 @@ MCP declarations) is importable from ``adaptor_nb.driver``. A driver imports onl
 ``adaptor_nb`` names and its own modules.
 """
 
-import os as _os
+from __future__ import annotations
 
-from .. import mcp
-from .._approvals import Choice, Decision
-from .._enums import (
-    ApprovalKind,
-    ApprovalMode,
-    Boundary,
-    ContinueMode,
-    FailureReason,
-    FeatureLevel,
-    MessageFailure,
-    NoticeKind,
-    Phase,
-    ProcessKind,
-    QuestionMode,
-    Role,
-    SandboxLevel,
-    SubagentKind,
-)
-from .._errors import (
-    ConfigError,
-    InvalidDriverConfigError,
-    InvalidMCPConfigError,
-    MCPTransportUnsupportedError,
-    MCPUnsupportedError,
-    ResumeRejectedError,
-)
-from .._events import (
-    Event,
-    EventMeta,
-    EventSourceMeta,
-    Notice,
-    ProcessInfo,
-    SubagentUpdate,
-    TextDelta,
-    Thinking,
-    ToolCall,
-    ToolResult,
-    text_delta,
-)
-from .._result import TranscriptItem, TranscriptMessage, Usage
-from ..mcp import HTTP, SSE, Server, Stdio
-from ._config import CommonConfig, resolve_command
-from ._mcp import check_bearer_envs, secret_var
-from ._probe import EnvironmentStatus, capture_output
-from ._process import CLIProcess
-from ._reuse import close_quietly, continues_session, parked, shielded_close
-from ._spi import (
-    ALL_APPROVAL_MODES,
-    ALL_QUESTION_MODES,
-    FULL_APPROVALS,
-    ApprovalCapabilities,
-    ApprovalPort,
-    ApprovalSpec,
-    Checkpoint,
-    ClaimedMessage,
-    Descriptor,
-    Driver,
-    DriverFailure,
-    DriverOutcome,
-    EnvironmentCheck,
-    EnvironmentProbe,
-    EnvironmentReport,
-    IdentityCodec,
-    Invocation,
-    MessageCapabilities,
-    MessagePort,
-    ModelInfo,
-    ModelLister,
-    OutputSchema,
-    PolicyCapabilities,
-    ProcessSlot,
-    RunContext,
-    SessionCodec,
-    StructuredOutputCapabilities,
-)
+import os as _os
+from typing import TYPE_CHECKING
+
+from .._naming import lazy_exports
+
+# public name -> defining module; __all__, lazy loading and the type checker's view come from here
+_PUBLIC: dict[str, str] = {
+    "ALL_APPROVAL_MODES": "._spi",
+    "ALL_QUESTION_MODES": "._spi",
+    "ApprovalCapabilities": "._spi",
+    "ApprovalKind": ".._enums",
+    "ApprovalMode": ".._enums",
+    "ApprovalPort": "._spi",
+    "ApprovalSpec": "._spi",
+    "Boundary": ".._enums",
+    "CLIProcess": "._process",
+    "Checkpoint": "._spi",
+    "Choice": ".._approvals",
+    "ClaimedMessage": "._spi",
+    "CommonConfig": "._config",
+    "ConfigError": ".._errors",
+    "ContinueMode": ".._enums",
+    "Decision": ".._approvals",
+    "Descriptor": "._spi",
+    "Driver": "._spi",
+    "DriverFailure": "._spi",
+    "DriverOutcome": "._spi",
+    "EnvironmentCheck": "._spi",
+    "EnvironmentProbe": "._spi",
+    "EnvironmentReport": "._spi",
+    "EnvironmentStatus": "._probe",
+    "Event": ".._events",
+    "EventMeta": ".._events",
+    "EventSourceMeta": ".._events",
+    "FULL_APPROVALS": "._spi",
+    "FailureReason": ".._enums",
+    "FeatureLevel": ".._enums",
+    "HTTP": "..mcp",
+    "IdentityCodec": "._spi",
+    "InvalidDriverConfigError": ".._errors",
+    "InvalidMCPConfigError": ".._errors",
+    "Invocation": "._spi",
+    "MCPTransportUnsupportedError": ".._errors",
+    "MCPUnsupportedError": ".._errors",
+    "MessageCapabilities": "._spi",
+    "MessageFailure": ".._enums",
+    "MessagePort": "._spi",
+    "ModelInfo": "._spi",
+    "ModelLister": "._spi",
+    "Notice": ".._events",
+    "NoticeKind": ".._enums",
+    "OutputSchema": "._spi",
+    "Phase": ".._enums",
+    "PolicyCapabilities": "._spi",
+    "ProcessInfo": ".._events",
+    "ProcessKind": ".._enums",
+    "ProcessSlot": "._spi",
+    "QuestionMode": ".._enums",
+    "ResumeRejectedError": ".._errors",
+    "Role": ".._enums",
+    "RunContext": "._spi",
+    "SSE": "..mcp",
+    "SandboxLevel": ".._enums",
+    "Server": "..mcp",
+    "SessionCodec": "._spi",
+    "Stdio": "..mcp",
+    "StructuredOutputCapabilities": "._spi",
+    "SubagentKind": ".._enums",
+    "SubagentUpdate": ".._events",
+    "TextDelta": ".._events",
+    "Thinking": ".._events",
+    "ToolCall": ".._events",
+    "ToolResult": ".._events",
+    "TranscriptItem": ".._result",
+    "TranscriptMessage": ".._result",
+    "Usage": ".._result",
+    "capture_output": "._probe",
+    "check_bearer_envs": "._mcp",
+    "close_quietly": "._reuse",
+    "continues_session": "._reuse",
+    "mcp": "..:mcp",
+    "parked": "._reuse",
+    "resolve_command": "._config",
+    "secret_var": "._mcp",
+    "shielded_close": "._reuse",
+    "text_delta": ".._events",
+}
+
+if TYPE_CHECKING:
+    from .. import mcp as mcp
+    from .._approvals import Choice as Choice
+    from .._approvals import Decision as Decision
+    from .._enums import ApprovalKind as ApprovalKind
+    from .._enums import ApprovalMode as ApprovalMode
+    from .._enums import Boundary as Boundary
+    from .._enums import ContinueMode as ContinueMode
+    from .._enums import FailureReason as FailureReason
+    from .._enums import FeatureLevel as FeatureLevel
+    from .._enums import MessageFailure as MessageFailure
+    from .._enums import NoticeKind as NoticeKind
+    from .._enums import Phase as Phase
+    from .._enums import ProcessKind as ProcessKind
+    from .._enums import QuestionMode as QuestionMode
+    from .._enums import Role as Role
+    from .._enums import SandboxLevel as SandboxLevel
+    from .._enums import SubagentKind as SubagentKind
+    from .._errors import ConfigError as ConfigError
+    from .._errors import InvalidDriverConfigError as InvalidDriverConfigError
+    from .._errors import InvalidMCPConfigError as InvalidMCPConfigError
+    from .._errors import MCPTransportUnsupportedError as MCPTransportUnsupportedError
+    from .._errors import MCPUnsupportedError as MCPUnsupportedError
+    from .._errors import ResumeRejectedError as ResumeRejectedError
+    from .._events import Event as Event
+    from .._events import EventMeta as EventMeta
+    from .._events import EventSourceMeta as EventSourceMeta
+    from .._events import Notice as Notice
+    from .._events import ProcessInfo as ProcessInfo
+    from .._events import SubagentUpdate as SubagentUpdate
+    from .._events import TextDelta as TextDelta
+    from .._events import Thinking as Thinking
+    from .._events import ToolCall as ToolCall
+    from .._events import ToolResult as ToolResult
+    from .._events import text_delta as text_delta
+    from .._result import TranscriptItem as TranscriptItem
+    from .._result import TranscriptMessage as TranscriptMessage
+    from .._result import Usage as Usage
+    from ..mcp import HTTP as HTTP
+    from ..mcp import SSE as SSE
+    from ..mcp import Server as Server
+    from ..mcp import Stdio as Stdio
+    from ._config import CommonConfig as CommonConfig
+    from ._config import resolve_command as resolve_command
+    from ._mcp import check_bearer_envs as check_bearer_envs
+    from ._mcp import secret_var as secret_var
+    from ._probe import EnvironmentStatus as EnvironmentStatus
+    from ._probe import capture_output as capture_output
+    from ._process import CLIProcess as CLIProcess
+    from ._reuse import close_quietly as close_quietly
+    from ._reuse import continues_session as continues_session
+    from ._reuse import parked as parked
+    from ._reuse import shielded_close as shielded_close
+    from ._spi import ALL_APPROVAL_MODES as ALL_APPROVAL_MODES
+    from ._spi import ALL_QUESTION_MODES as ALL_QUESTION_MODES
+    from ._spi import FULL_APPROVALS as FULL_APPROVALS
+    from ._spi import ApprovalCapabilities as ApprovalCapabilities
+    from ._spi import ApprovalPort as ApprovalPort
+    from ._spi import ApprovalSpec as ApprovalSpec
+    from ._spi import Checkpoint as Checkpoint
+    from ._spi import ClaimedMessage as ClaimedMessage
+    from ._spi import Descriptor as Descriptor
+    from ._spi import Driver as Driver
+    from ._spi import DriverFailure as DriverFailure
+    from ._spi import DriverOutcome as DriverOutcome
+    from ._spi import EnvironmentCheck as EnvironmentCheck
+    from ._spi import EnvironmentProbe as EnvironmentProbe
+    from ._spi import EnvironmentReport as EnvironmentReport
+    from ._spi import IdentityCodec as IdentityCodec
+    from ._spi import Invocation as Invocation
+    from ._spi import MessageCapabilities as MessageCapabilities
+    from ._spi import MessagePort as MessagePort
+    from ._spi import ModelInfo as ModelInfo
+    from ._spi import ModelLister as ModelLister
+    from ._spi import OutputSchema as OutputSchema
+    from ._spi import PolicyCapabilities as PolicyCapabilities
+    from ._spi import ProcessSlot as ProcessSlot
+    from ._spi import RunContext as RunContext
+    from ._spi import SessionCodec as SessionCodec
+    from ._spi import StructuredOutputCapabilities as StructuredOutputCapabilities
 
 MCP_LAUNCHER: str = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_mcp_exec.py")
 """Path of the standard-library script that starts a stdio MCP server with secrets renamed (see ``_mcp_exec``)."""
 
-__all__ = [
-    "ALL_APPROVAL_MODES",
-    "ALL_QUESTION_MODES",
-    "FULL_APPROVALS",
-    "HTTP",
-    "MCP_LAUNCHER",
-    "SSE",
-    "ApprovalCapabilities",
-    "ApprovalKind",
-    "ApprovalMode",
-    "ApprovalPort",
-    "ApprovalSpec",
-    "Boundary",
-    "CLIProcess",
-    "Checkpoint",
-    "Choice",
-    "ClaimedMessage",
-    "CommonConfig",
-    "ConfigError",
-    "ContinueMode",
-    "Decision",
-    "Descriptor",
-    "Driver",
-    "DriverFailure",
-    "DriverOutcome",
-    "EnvironmentCheck",
-    "EnvironmentProbe",
-    "EnvironmentReport",
-    "EnvironmentStatus",
-    "Event",
-    "EventMeta",
-    "EventSourceMeta",
-    "FailureReason",
-    "FeatureLevel",
-    "IdentityCodec",
-    "InvalidDriverConfigError",
-    "InvalidMCPConfigError",
-    "Invocation",
-    "MCPTransportUnsupportedError",
-    "MCPUnsupportedError",
-    "MessageCapabilities",
-    "MessageFailure",
-    "MessagePort",
-    "ModelInfo",
-    "ModelLister",
-    "Notice",
-    "NoticeKind",
-    "OutputSchema",
-    "Phase",
-    "PolicyCapabilities",
-    "ProcessInfo",
-    "ProcessKind",
-    "ProcessSlot",
-    "QuestionMode",
-    "ResumeRejectedError",
-    "Role",
-    "RunContext",
-    "SandboxLevel",
-    "Server",
-    "SessionCodec",
-    "Stdio",
-    "StructuredOutputCapabilities",
-    "SubagentKind",
-    "SubagentUpdate",
-    "TextDelta",
-    "Thinking",
-    "ToolCall",
-    "ToolResult",
-    "TranscriptItem",
-    "TranscriptMessage",
-    "Usage",
-    "capture_output",
-    "check_bearer_envs",
-    "close_quietly",
-    "continues_session",
-    "mcp",
-    "parked",
-    "resolve_command",
-    "secret_var",
-    "shielded_close",
-    "text_delta",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _PUBLIC, defined=("MCP_LAUNCHER",))

@@ -5,92 +5,60 @@ Names load lazily so that importing this package stays cheap (the fake servers p
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..drivers.reference import scenario
-    from ._anthropic import FakeAnthropicServer, TextBlock, ThinkingBlock, ToolUseBlock
-    from ._anthropic import RecordedRequest as AnthropicRequest
-    from ._anthropic import Reply as AnthropicReply
-    from ._clis import find_cli
-    from ._openai import FakeOpenAIServer, ToolCallSpec, example_for_schema
-    from ._openai import RecordedRequest as OpenAIRequest
-    from ._openai import Reply as OpenAIReply
-    from ._store_conformance import STORE_CHECKS, run_store_conformance
-    from .conformance import (
-        CHECKS,
-        CheckResult,
-        ConformanceCase,
-        ConformanceReport,
-        Hold,
-        ModelRun,
-        default_prompt,
-        run_driver_conformance,
-    )
+from .._naming import lazy_exports
 
-# public name -> (module, attribute)
-_LAZY: dict[str, tuple[str, str]] = {
-    "run_driver_conformance": (".conformance", "run_driver_conformance"),
-    "ConformanceReport": (".conformance", "ConformanceReport"),
-    "ConformanceCase": (".conformance", "ConformanceCase"),
-    "CheckResult": (".conformance", "CheckResult"),
-    "ModelRun": (".conformance", "ModelRun"),
-    "Hold": (".conformance", "Hold"),
-    "CHECKS": (".conformance", "CHECKS"),
-    "default_prompt": (".conformance", "default_prompt"),
-    "run_store_conformance": ("._store_conformance", "run_store_conformance"),
-    "STORE_CHECKS": ("._store_conformance", "STORE_CHECKS"),
-    "FakeAnthropicServer": ("._anthropic", "FakeAnthropicServer"),
-    "AnthropicReply": ("._anthropic", "Reply"),
-    "AnthropicRequest": ("._anthropic", "RecordedRequest"),
-    "TextBlock": ("._anthropic", "TextBlock"),
-    "ThinkingBlock": ("._anthropic", "ThinkingBlock"),
-    "ToolUseBlock": ("._anthropic", "ToolUseBlock"),
-    "FakeOpenAIServer": ("._openai", "FakeOpenAIServer"),
-    "OpenAIReply": ("._openai", "Reply"),
-    "OpenAIRequest": ("._openai", "RecordedRequest"),
-    "ToolCallSpec": ("._openai", "ToolCallSpec"),
-    "example_for_schema": ("._openai", "example_for_schema"),
-    "find_cli": ("._clis", "find_cli"),
-    "scenario": ("..drivers.reference", "scenario"),
+# public name -> defining module ("module:attribute" where the public name differs)
+_PUBLIC: dict[str, str] = {
+    "AnthropicReply": "._anthropic:Reply",
+    "AnthropicRequest": "._anthropic:RecordedRequest",
+    "CHECKS": ".conformance",
+    "CheckResult": ".conformance",
+    "ConformanceCase": ".conformance",
+    "ConformanceReport": ".conformance",
+    "FakeAnthropicServer": "._anthropic",
+    "FakeOpenAIServer": "._openai",
+    "Hold": ".conformance",
+    "ModelRun": ".conformance",
+    "OpenAIReply": "._openai:Reply",
+    "OpenAIRequest": "._openai:RecordedRequest",
+    "STORE_CHECKS": "._store_conformance",
+    "TextBlock": "._anthropic",
+    "ThinkingBlock": "._anthropic",
+    "ToolCallSpec": "._openai",
+    "ToolUseBlock": "._anthropic",
+    "default_prompt": ".conformance",
+    "example_for_schema": "._openai",
+    "find_cli": "._clis",
+    "run_driver_conformance": ".conformance",
+    "run_store_conformance": "._store_conformance",
+    "scenario": "..drivers.reference",
 }
 
-__all__ = [
-    "CHECKS",
-    "STORE_CHECKS",
-    "AnthropicReply",
-    "AnthropicRequest",
-    "CheckResult",
-    "ConformanceCase",
-    "ConformanceReport",
-    "FakeAnthropicServer",
-    "FakeOpenAIServer",
-    "Hold",
-    "ModelRun",
-    "OpenAIReply",
-    "OpenAIRequest",
-    "TextBlock",
-    "ThinkingBlock",
-    "ToolCallSpec",
-    "ToolUseBlock",
-    "default_prompt",
-    "example_for_schema",
-    "find_cli",
-    "run_driver_conformance",
-    "run_store_conformance",
-    "scenario",
-]
+if TYPE_CHECKING:
+    from ..drivers.reference import scenario as scenario
+    from ._anthropic import FakeAnthropicServer as FakeAnthropicServer
+    from ._anthropic import RecordedRequest as AnthropicRequest  # noqa: F401  (re-exported under this name by _PUBLIC)
+    from ._anthropic import Reply as AnthropicReply  # noqa: F401  (re-exported under this name by _PUBLIC)
+    from ._anthropic import TextBlock as TextBlock
+    from ._anthropic import ThinkingBlock as ThinkingBlock
+    from ._anthropic import ToolUseBlock as ToolUseBlock
+    from ._clis import find_cli as find_cli
+    from ._openai import FakeOpenAIServer as FakeOpenAIServer
+    from ._openai import RecordedRequest as OpenAIRequest  # noqa: F401  (re-exported under this name by _PUBLIC)
+    from ._openai import Reply as OpenAIReply  # noqa: F401  (re-exported under this name by _PUBLIC)
+    from ._openai import ToolCallSpec as ToolCallSpec
+    from ._openai import example_for_schema as example_for_schema
+    from ._store_conformance import STORE_CHECKS as STORE_CHECKS
+    from ._store_conformance import run_store_conformance as run_store_conformance
+    from .conformance import CHECKS as CHECKS
+    from .conformance import CheckResult as CheckResult
+    from .conformance import ConformanceCase as ConformanceCase
+    from .conformance import ConformanceReport as ConformanceReport
+    from .conformance import Hold as Hold
+    from .conformance import ModelRun as ModelRun
+    from .conformance import default_prompt as default_prompt
+    from .conformance import run_driver_conformance as run_driver_conformance
 
-
-def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
-        raise AttributeError(f"module 'adaptor_nb.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(target[0], __name__), target[1])
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _PUBLIC)

@@ -14,8 +14,7 @@ import pytest
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers.codex import Config, Driver
-from adaptor_nb.testing import FakeOpenAIServer, run_driver_conformance
-from adaptor_nb.testing._conformance import ConformanceCase
+from adaptor_nb.testing import ConformanceCase, FakeOpenAIServer, run_driver_conformance
 from adaptor_nb.testing._openai import RecordedRequest, Reply
 
 from .conftest import API_KEY, API_KEY_ENV, NetworkTripwire, make_home

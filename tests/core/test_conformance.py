@@ -31,8 +31,7 @@ from adaptor_nb.driver import (
     StructuredOutputCapabilities,
 )
 from adaptor_nb.drivers import reference
-from adaptor_nb.testing import ConformanceReport, run_driver_conformance
-from adaptor_nb.testing._conformance import CHECKS, ConformanceCase, ModelRun
+from adaptor_nb.testing import CHECKS, ConformanceCase, ConformanceReport, ModelRun, run_driver_conformance
 
 ALL = set(CHECKS)
 

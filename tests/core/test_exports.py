@@ -105,6 +105,9 @@ def test_classes_report_the_public_module_even_when_imported_privately() -> None
     assert out.stdout.split() == ["adaptor_nb", "adaptor_nb"]
 
 
+PACKAGES = ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook", "adaptor_nb.driver", "adaptor_nb.testing"]
+
+
 def _declared_names(init: Path) -> tuple[dict[str, str], dict[str, str], set[str]]:
     """The ``_PUBLIC`` table, the TYPE_CHECKING imports (as the same kind of table) and the module's own defs."""
     tree = ast.parse(init.read_text())
@@ -117,6 +120,7 @@ def _declared_names(init: Path) -> tuple[dict[str, str], dict[str, str], set[str
             if any(isinstance(t, ast.Name) and t.id == "_PUBLIC" for t in targets):
                 assert node.value is not None
                 table = ast.literal_eval(node.value)
+            defined.update(t.id for t in targets if isinstance(t, ast.Name) and not t.id.startswith("_"))
         elif isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
             defined.add(node.name)
         elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
@@ -129,11 +133,16 @@ def _declared_names(init: Path) -> tuple[dict[str, str], dict[str, str], set[str
                     assert alias.asname is not None, f"{init}: write `{alias.name} as {public}`"
                     if module == "." and public == alias.name:
                         continue  # a submodule (``from . import mcp as mcp``)
-                    typed[public] = module if alias.name == public else f"{module}:{alias.name}"
+                    from_package = imp.module is None  # ``from .. import mcp``: an attribute of the package
+                    plain = alias.name == public and not from_package
+                    typed[public] = module if plain else f"{module}:{alias.name}"
     return table, typed, defined
 
 
-@pytest.mark.parametrize("package", ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook"])
+@pytest.mark.parametrize(
+    "package",
+    ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook", "adaptor_nb.driver", "adaptor_nb.testing"],
+)
 def test_the_name_table_the_type_checking_imports_and_all_agree(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__file__ is not None
@@ -143,7 +152,10 @@ def test_the_name_table_the_type_checking_imports_and_all_agree(package: str) ->
     assert module.__all__ == sorted({*table, *defined})
 
 
-@pytest.mark.parametrize("package", ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook"])
+@pytest.mark.parametrize(
+    "package",
+    ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook", "adaptor_nb.driver", "adaptor_nb.testing"],
+)
 def test_every_public_name_resolves_in_a_fresh_interpreter(package: str) -> None:
     code = f"import {package} as m; [getattr(m, n) for n in m.__all__]; print(len(m.__all__))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
