@@ -1,4 +1,4 @@
-"""Threads: named conversations with a single writer, healthy checkpoints, continuity fallback and Standby."""
+"""Thread bindings: single-writer leases, healthy checkpoints, continuity fallback and persistence of one thread."""
 
 from __future__ import annotations
 
@@ -7,16 +7,12 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
-from ._enums import AuthorKind, MessageFailure, MessageState, NoticeKind
-from ._errors import (
-    AdaptorError,
-    MessageError,
-    RunError,
-    RunFinishedError,
+from .._enums import AuthorKind, NoticeKind
+from .._errors import (
     ThreadAlreadyExistsError,
     ThreadBusyError,
     ThreadCheckpointMissingError,
@@ -24,17 +20,11 @@ from ._errors import (
     ThreadLeaseLostError,
     ThreadNotFoundError,
 )
-from ._events import Event, Notice
-from ._options import split_call
-from ._policy import Author
-from ._result import Result
-from .driver._spi import Checkpoint, DriverOutcome, IdentityCodec, SessionCodec
-from .threadstore._protocol import FinalizeRequest, HistoryEntry, Lease, ThreadRecord
-
-if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._run import Execution
-    from ._stream import Stream
+from .._events import Notice
+from .._result import MessageOutcome, Result
+from ..driver._spi import Checkpoint, Descriptor, Driver, DriverOutcome, IdentityCodec, SessionCodec
+from ..threadstore._protocol import FinalizeRequest, HistoryEntry, Lease, Store, ThreadRecord
+from ._options import RunSettings
 
 LEASE_TTL = 60.0  # default; a store may set ``lease_ttl`` (seconds) to change it
 RECOVERY_BUDGET = 8 * 1024
@@ -43,13 +33,25 @@ HISTORY_TEXT_LIMIT = 4096
 FINALIZE_ATTEMPTS = 3
 
 
+class StandbyHandle(Protocol):
+    """What the engine needs of a Standby: whether it is alive, and cancelling it."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+
+NoticeSink = Callable[[Notice], None]
+
+
 @dataclass
 class ThreadState:
-    """Per-Agent, per-key state shared by every handle of one thread."""
+    """Per-Agent, per-key state shared by every handle of one thread (``active`` is the running run's id)."""
 
     key: str
-    active: Execution | None = None
-    standby: Standby | None = None
+    active: str | None = None
+    standby: StandbyHandle | None = None
     pending_checkpoint: Checkpoint | None = None
     pending_request: FinalizeRequest | None = None
 
@@ -71,12 +73,22 @@ class ThreadPlan:
     renew_task: asyncio.Task[None] | None = None
 
 
-def fingerprint(agent: Agent, ex: Execution) -> str:
+@dataclass(frozen=True)
+class ThreadHost:
+    """What thread bindings need from the Agent's runtime: the store, the driver and the per-key states."""
+
+    store: Store
+    driver: Driver
+    descriptor: Descriptor
+    owner_id: str
+    state: Callable[[str], ThreadState]
+
+
+def fingerprint(driver: Driver, s: RunSettings) -> str:
     """Compatibility of a saved session: driver/config, model, identity, workspace, instructions, skills, MCP."""
-    s = ex.settings
     parts = {
-        "driver": agent.driver.name,
-        "config": agent.driver.config_fingerprint(),
+        "driver": driver.name,
+        "config": driver.config_fingerprint(),
         "model": s.model,
         "identity": [s.identity.id, s.identity.tenant, s.identity.profile],
         "workspace": s.workspace,
@@ -126,49 +138,50 @@ class ThreadBinding:
 
     def __init__(
         self,
-        agent: Agent,
+        host: ThreadHost,
         key: str,
         *,
         resume_only: bool,
         fork_parent: str = "",
-        standby: Standby | None = None,
+        standby: StandbyHandle | None = None,
     ):
-        self.agent = agent
+        self.host = host
         self.key = key
         self.resume_only = resume_only
         self.fork_parent = fork_parent
         self.standby = standby
-        self.state = agent.thread_state(key)
+        self.state = host.state(key)
         self._forked = False
 
     @property
     def lease_ttl(self) -> float:
-        ttl = getattr(self.agent.store, "lease_ttl", None)
+        ttl = getattr(self.host.store, "lease_ttl", None)
         return float(ttl) if isinstance(ttl, int | float) and ttl > 0 else LEASE_TTL
 
     @property
     def codec(self) -> SessionCodec:
-        codec = getattr(self.agent.driver, "session_codec", None)
+        codec = getattr(self.host.driver, "session_codec", None)
         return codec if isinstance(codec, SessionCodec) else IdentityCodec()
 
-    def _notice(self, ex: Execution, kind: str, text: str, data: dict[str, Any]) -> None:
-        ex.notice(Notice(kind=kind, text=text, data=data))
+    @staticmethod
+    def _notice(notice: NoticeSink, kind: str, text: str, data: dict[str, Any]) -> None:
+        notice(Notice(kind=kind, text=text, data=data))
 
-    async def begin(self, ex: Execution) -> ThreadPlan:
+    async def begin(self, run_id: str, settings: RunSettings, notice: NoticeSink) -> ThreadPlan:
         st = self.state
-        if st.active is not None and st.active is not ex:
-            raise ThreadBusyError(f"thread {self.key!r} is busy with run {st.active.run_id}", key=self.key)
+        if st.active is not None and st.active != run_id:
+            raise ThreadBusyError(f"thread {self.key!r} is busy with run {st.active}", key=self.key)
         if st.standby is not None and st.standby.alive and st.standby is not self.standby:
             raise ThreadBusyError(f"thread {self.key!r} has a live Standby", key=self.key)
-        st.active = ex
-        store = self.agent.store
+        st.active = run_id
+        store = self.host.store
         try:
-            lease = await store.acquire_lease(self.key, self.agent.owner_id, self.lease_ttl)
+            lease = await store.acquire_lease(self.key, self.host.owner_id, self.lease_ttl)
         except BaseException:
             st.active = None
             raise
         if lease.took_over:
-            ex.notice(
+            notice(
                 Notice(
                     kind=NoticeKind.LIFECYCLE.value,
                     text=f"thread {self.key!r}: took over the lease of {lease.took_over}",
@@ -177,22 +190,22 @@ class ThreadBinding:
                 )
             )
         try:
-            return await self._plan(ex, lease)
+            return await self._plan(settings, lease, notice)
         except BaseException:
             with contextlib.suppress(Exception):
                 await store.release_lease(lease)
             st.active = None
             raise
 
-    async def _plan(self, ex: Execution, lease: Lease) -> ThreadPlan:
-        store = self.agent.store
-        desc = self.agent.descriptor
+    async def _plan(self, settings: RunSettings, lease: Lease, notice: NoticeSink) -> ThreadPlan:
+        store = self.host.store
+        desc = self.host.descriptor
         record = await store.resolve(self.key)
-        fp = fingerprint(self.agent, ex)
+        fp = fingerprint(self.host.driver, settings)
         plan = ThreadPlan(lease=lease, fingerprint=fp, record=record, receipts=dict(record.receipts) if record else {})
         checkpoint = self.state.pending_checkpoint or (record.checkpoint if record else None)
         if self.fork_parent and checkpoint is None:
-            parent_state = self.agent.thread_state(self.fork_parent)
+            parent_state = self.host.state(self.fork_parent)
             parent = await store.resolve(self.fork_parent)
             pckpt = parent_state.pending_checkpoint or (parent.checkpoint if parent else None)
             if pckpt is None:
@@ -210,13 +223,13 @@ class ThreadBinding:
                 plan.prefix = recovery_prefix(parent)
                 plan.fresh_after_continuity = True
                 self._notice(
-                    ex,
+                    notice,
                     NoticeKind.THREAD_CONTINUITY.value,
                     "fork is not supported; started a fresh session",
                     {"reason": "fork_unsupported", "parent": self.fork_parent},
                 )
             return self._lease_renewal(plan)
-        if self.fork_parent and record is not None and record.checkpoint is not None and self._first_fork_run(ex):
+        if self.fork_parent and record is not None and record.checkpoint is not None and not self._forked:
             raise ThreadAlreadyExistsError(f"fork target {self.key!r} already exists", key=self.key)
         if checkpoint is None:
             if self.resume_only:
@@ -229,18 +242,15 @@ class ThreadBinding:
                 raise ThreadIncompatibleError(
                     f"thread {self.key!r} was made with another driver/config/model/workspace", key=self.key
                 )
-            await self.fall_back(ex, plan, "incompatible", "the configuration changed since the last run")
+            self.fall_back(plan, "incompatible", "the configuration changed since the last run", notice)
             return self._lease_renewal(plan)
         if not desc.resume:
             if self.resume_only:
                 raise ThreadIncompatibleError(f"driver {desc.name!r} cannot resume sessions", key=self.key)
-            await self.fall_back(ex, plan, "resume_unsupported", "the driver cannot resume sessions")
+            self.fall_back(plan, "resume_unsupported", "the driver cannot resume sessions", notice)
             return self._lease_renewal(plan)
         plan.resume = checkpoint
         return self._lease_renewal(plan)
-
-    def _first_fork_run(self, ex: Execution) -> bool:
-        return not self._forked
 
     def _lease_renewal(self, plan: ThreadPlan) -> ThreadPlan:
         ttl = self.lease_ttl
@@ -249,7 +259,7 @@ class ThreadBinding:
             while True:
                 await asyncio.sleep(ttl / 3)
                 try:
-                    plan.lease = await self.agent.store.renew_lease(plan.lease, ttl)
+                    plan.lease = await self.host.store.renew_lease(plan.lease, ttl)
                 except ThreadLeaseLostError:
                     return
                 except Exception:  # a transient store error (a locked file): try again next period
@@ -258,71 +268,78 @@ class ThreadBinding:
         plan.renew_task = asyncio.get_running_loop().create_task(renew())
         return plan
 
-    async def fall_back(self, ex: Execution, plan: ThreadPlan, reason: str, detail: str) -> None:
+    def fall_back(self, plan: ThreadPlan, reason: str, detail: str, notice: NoticeSink) -> None:
         """Start a fresh session once, with bounded recovery context, and say so with a thread.continuity notice."""
         plan.resume = None
         plan.fork = False
         plan.fresh_after_continuity = True
         plan.prefix = recovery_prefix(plan.record)
         self._notice(
-            ex,
+            notice,
             NoticeKind.THREAD_CONTINUITY.value,
             f"started a fresh session for thread {self.key!r}: {detail}",
             {"reason": reason, "detail": detail, "recovery_bytes": len(plan.prefix.encode())},
         )
 
-    def checkpoint_for(self, ex: Execution, outcome: DriverOutcome) -> Checkpoint | None:
-        if not outcome.session_id or self.plan_fingerprint(ex) is None:
+    def checkpoint_for(self, plan: ThreadPlan | None, run_id: str, outcome: DriverOutcome) -> Checkpoint | None:
+        if not outcome.session_id or plan is None:
             return None
         return Checkpoint(
             session_id=outcome.session_id,
-            driver=self.agent.driver.name,
-            fingerprint=self.plan_fingerprint(ex) or "",
-            run_id=ex.run_id,
+            driver=self.host.driver.name,
+            fingerprint=plan.fingerprint,
+            run_id=run_id,
             created_at=time.time(),
             data=dict(outcome.checkpoint_data),
         )
 
-    @staticmethod
-    def plan_fingerprint(ex: Execution) -> str | None:
-        return ex.plan.fingerprint if ex.plan else None
-
-    def abandon(self, ex: Execution) -> None:
-        if self.state.active is ex:
+    def abandon(self, run_id: str) -> None:
+        if self.state.active == run_id:
             self.state.active = None
 
-    async def finish(self, ex: Execution, plan: ThreadPlan, result: Result | None, error: BaseException | None) -> None:
+    async def finish(
+        self,
+        plan: ThreadPlan,
+        run_id: str,
+        result: Result | None,
+        error: BaseException | None,
+        *,
+        outcome: DriverOutcome | None,
+        delivered: Sequence[MessageOutcome],
+        receipts: Mapping[str, float],
+        notice: NoticeSink,
+    ) -> None:
         """Persist under the lease: a new checkpoint only after a healthy success; always release the lease."""
         st = self.state
-        store = self.agent.store
+        store = self.host.store
         if plan.renew_task is not None:
             plan.renew_task.cancel()
         try:
             if plan.duplicate:
                 return
-            healthy = self._healthy_checkpoint(ex, plan, result, error)
+            healthy = self._healthy_checkpoint(plan, run_id, result, error, outcome)
             if healthy is not None:
                 st.pending_checkpoint = healthy
             history: list[HistoryEntry] = []
             now = time.time()
-            for m in ex.queue.delivered_entries():
+            for m in delivered:
                 if m.author.kind is AuthorKind.HUMAN:
                     history.append(HistoryEntry("guidance", m.text[:HISTORY_TEXT_LIMIT], now))
             if result is not None and result.text:
                 history.append(HistoryEntry("assistant", result.text[:HISTORY_TEXT_LIMIT], now))
             usage = result.usage if result is not None else None
             req = FinalizeRequest(
-                driver=self.agent.driver.name,
+                driver=self.host.driver.name,
                 fingerprint=plan.fingerprint if (healthy is not None or plan.record is None) else "",
                 checkpoint=st.pending_checkpoint,
                 archive_previous=plan.fresh_after_continuity and healthy is not None,
                 require_absent=plan.fork,
-                receipts=dict(ex.queue.new_receipts),
+                receipts=dict(receipts),
                 history=tuple(history),
                 status="ok"
                 if error is None
                 else ("cancelled" if getattr(error, "reason", None) == "cancelled" else "failed"),
-                run_id=ex.run_id,
+                run_id=run_id,
                 usage=(
                     {
                         "input_tokens": usage.input_tokens,
@@ -336,21 +353,25 @@ class ThreadBinding:
             )
             if st.pending_request is not None:
                 req = _merge_requests(st.pending_request, req)
-            await self._persist(ex, plan, req)
+            await self._persist(plan, req, notice)
             if plan.fork and error is None:
                 self._forked = True
         finally:
             with contextlib.suppress(Exception):
                 await store.release_lease(plan.lease)
-            if st.active is ex:
+            if st.active == run_id:
                 st.active = None
 
     def _healthy_checkpoint(
-        self, ex: Execution, plan: ThreadPlan, result: Result | None, error: BaseException | None
+        self,
+        plan: ThreadPlan,
+        run_id: str,
+        result: Result | None,
+        error: BaseException | None,
+        outcome: DriverOutcome | None,
     ) -> Checkpoint | None:
-        if error is not None or result is None or ex.last_outcome is None:
+        if error is not None or result is None or outcome is None:
             return None
-        outcome = ex.last_outcome
         if not outcome.healthy or not outcome.session_id:
             return None
         codec = self.codec
@@ -361,16 +382,16 @@ class ThreadBinding:
             return None
         return Checkpoint(
             session_id=outcome.session_id,
-            driver=self.agent.driver.name,
+            driver=self.host.driver.name,
             fingerprint=plan.fingerprint,
-            run_id=ex.run_id,
+            run_id=run_id,
             created_at=time.time(),
             data=dict(outcome.checkpoint_data),
         )
 
-    async def _persist(self, ex: Execution, plan: ThreadPlan, req: FinalizeRequest) -> None:
+    async def _persist(self, plan: ThreadPlan, req: FinalizeRequest, notice: NoticeSink) -> None:
         st = self.state
-        store = self.agent.store
+        store = self.host.store
         last: BaseException | None = None
         for attempt in range(1, FINALIZE_ATTEMPTS + 1):
             try:
@@ -383,7 +404,7 @@ class ThreadBinding:
                 st.pending_checkpoint = None
                 st.pending_request = None
                 self._notice(
-                    ex,
+                    notice,
                     NoticeKind.THREAD_PERSISTENCE.value,
                     f"thread {self.key!r} was not saved: the lease was lost to another owner",
                     {"error": f"{type(exc).__name__}: {exc}", "retained_in_process": False, "final": True},
@@ -395,7 +416,7 @@ class ThreadBinding:
             except Exception as exc:
                 last = exc
                 self._notice(
-                    ex,
+                    notice,
                     NoticeKind.THREAD_PERSISTENCE.value,
                     f"saving thread {self.key!r} failed (attempt {attempt} of {FINALIZE_ATTEMPTS}): {exc}",
                     {
@@ -408,7 +429,7 @@ class ThreadBinding:
                     await asyncio.sleep(0.05 * attempt)
         st.pending_request = req
         self._notice(
-            ex,
+            notice,
             NoticeKind.THREAD_PERSISTENCE.value,
             f"thread {self.key!r} was not saved; the newest checkpoint stays in this process for the next run",
             {"error": f"{type(last).__name__}: {last}", "retained_in_process": True, "final": True},
@@ -419,8 +440,6 @@ class ThreadBinding:
 
 def _merge_requests(old: FinalizeRequest, new: FinalizeRequest) -> FinalizeRequest:
     """Fold an unsaved earlier request into the next one so receipts, history and usage are not lost."""
-    from dataclasses import replace
-
     usage = dict(old.usage)
     for k, v in new.usage.items():
         usage[k] = usage.get(k, 0) + v
@@ -433,181 +452,3 @@ def _merge_requests(old: FinalizeRequest, new: FinalizeRequest) -> FinalizeReque
         usage=usage,
         runs=old.runs + new.runs,
     )
-
-
-class Thread:
-    """A named conversation. ``send`` continues it (or starts it); one run at a time."""
-
-    def __init__(self, agent: Agent, key: str, *, resume_only: bool = False, fork_parent: str = "") -> None:
-        if not isinstance(key, str) or not key:
-            raise ValueError("a Thread key must be a non-empty string")
-        self._agent = agent
-        self._key = key
-        self._resume_only = resume_only
-        self._fork_parent = fork_parent
-        self._binding = ThreadBinding(agent, key, resume_only=resume_only, fork_parent=fork_parent)
-
-    @property
-    def key(self) -> str:
-        return self._key
-
-    @property
-    def agent(self) -> Agent:
-        return self._agent
-
-    def __repr__(self) -> str:
-        return f"Thread({self._key!r})"
-
-    def send(self, prompt: str, **options: Any) -> Stream:
-        """Continue (or start) this thread with ``prompt``; returns the run's Stream at once."""
-        return self._agent._start(prompt, options, binding=self._binding, where="Thread.send")
-
-    def fork(self, new_key: str) -> Thread:
-        """A new thread that starts from this one's latest checkpoint at its first run; this one is unchanged."""
-        if not isinstance(new_key, str) or not new_key:
-            raise ValueError("a fork key must be a non-empty string")
-        return Thread(self._agent, new_key, fork_parent=self._key)
-
-    async def checkpoint(self) -> Checkpoint | None:
-        """The latest healthy resume point (an unsaved in-process one first), or None."""
-        st = self._agent.thread_state(self._key)
-        if st.pending_checkpoint is not None:
-            return st.pending_checkpoint
-        record = await self._agent.store.resolve(self._key)
-        return record.checkpoint if record else None
-
-    async def record(self) -> ThreadRecord | None:
-        """The stored record of this thread (history, receipts, usage), or None."""
-        return await self._agent.store.resolve(self._key)
-
-    async def standby(self) -> Standby:
-        """A long-lived conversation handle: messages join the current run or start the next one."""
-        st = self._agent.thread_state(self._key)
-        if st.standby is not None and st.standby.alive:
-            return st.standby
-        if st.active is not None:
-            raise ThreadBusyError(f"thread {self._key!r} is busy with run {st.active.run_id}", key=self._key)
-        sb = Standby(self)
-        st.standby = sb
-        return sb
-
-
-class Standby:
-    """A conversation handle with no overall result: each execution has its own run id and Done."""
-
-    def __init__(self, thread: Thread) -> None:
-        self._thread = thread
-        self._agent = thread.agent
-        self._binding = ThreadBinding(self._agent, thread.key, resume_only=False, fork_parent="", standby=self)
-        self._current: Stream | None = None
-        self._queue: list[tuple[str, dict[str, Any]]] = []
-        self._carried: list[tuple[str, str, Author]] = []
-        self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
-        self._subscribed = False
-        self._alive = True
-        self._pump: asyncio.Task[None] | None = None
-        self._retried: set[str] = set()
-
-    @property
-    def alive(self) -> bool:
-        return self._alive
-
-    @property
-    def current(self) -> Stream | None:
-        return self._current
-
-    async def send(self, text: str, **options: Any) -> None:
-        """Join the current run (message-only) or start one; any execution option queues a separate run."""
-        if not self._alive:
-            raise RunFinishedError("this Standby is closed", text=text)
-        shared, call = split_call(options, "Standby.send")
-        msg = {k: call[k] for k in ("id", "author", "when") if k in call}
-        exec_options = bool(shared) or any(k not in ("id", "author", "when") for k in call)
-        cur = self._current
-        if cur is not None and not cur.done and not exec_options:
-            try:
-                await cur.send(text, **msg)
-                return
-            except RunFinishedError:
-                pass
-        if cur is not None and not cur.done:
-            self._queue.append((text, options))
-            return
-        self._start(text, options)
-
-    def _start(self, text: str, options: dict[str, Any]) -> None:
-        stream = self._agent._start(text, options, binding=self._binding, where="Standby.send")
-        self._current = stream
-        carried, self._carried = self._carried, []
-        self._pump = asyncio.get_running_loop().create_task(self._forward(stream, carried))
-
-    async def _forward(self, stream: Stream, carried: list[tuple[str, str, Author]]) -> None:
-        for msg_id, text, author in carried:
-            with contextlib.suppress(MessageError):
-                await stream.send(text, id=msg_id, author=author)
-        async for ev in stream.events():
-            if self._subscribed:
-                await self._events.put(ev)
-        await self._after(stream)
-
-    async def _after(self, stream: Stream) -> None:
-        try:
-            await stream.result()
-            failed: RunError | None = None
-        except RunError as exc:
-            failed = exc
-        except AdaptorError:
-            failed = None
-        if failed is not None and failed.result is not None and failed.reason.value != "cancelled":
-            lost = [m for m in failed.result.undelivered() if m.reason is MessageFailure.RUN_FAILED]
-            self._carried.extend((m.id, m.text, m.author) for m in lost if m.state is MessageState.FAILED)
-            if failed.details.get("retryable") and self._carried and stream.run_id not in self._retried:
-                delay = min(float(failed.details.get("retry_after") or 1.0), 5.0)
-                await asyncio.sleep(delay)
-                if self._alive and (self._current is stream):
-                    first_id, first_text, _ = self._carried.pop(0)
-                    self._retried.add(stream.run_id)
-                    self._start(first_text, {"id": first_id})
-                    self._retried.add(self._current.run_id if self._current else "")
-                    return
-        if self._queue and self._alive and self._current is stream:
-            text, options = self._queue.pop(0)
-            self._start(text, options)
-
-    async def events(self) -> AsyncIterator[Event]:
-        """Events of every execution, in order (single consumer; events before the first call are discarded)."""
-        if self._subscribed:
-            raise RuntimeError("Standby.events() already has a consumer")
-        self._subscribed = True
-        while True:
-            ev = await self._events.get()
-            if ev is None:  # closed
-                return
-            yield ev
-
-    def cancel(self) -> None:
-        """Cancel current processing; queued input fails with CANCELLED; the Standby keeps accepting input."""
-        self._queue.clear()
-        self._carried.clear()
-        if self._current is not None:
-            self._current.cancel()
-
-    async def close(self) -> None:
-        """Cancel, wait for the current run to end and release the thread."""
-        self.cancel()
-        if self._current is not None:
-            with contextlib.suppress(BaseException):
-                await self._current.result()
-        if self._pump is not None:
-            with contextlib.suppress(BaseException):
-                await self._pump
-        self._alive = False
-        self._events.put_nowait(None)
-        st = self._agent.thread_state(self._thread.key)
-        if st.standby is self:
-            st.standby = None
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

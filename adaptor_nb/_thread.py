@@ -1,0 +1,207 @@
+"""Threads: named conversations (Thread) and long-lived conversation handles (Standby)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Unpack
+
+from ._core._binding import ThreadBinding
+from ._core._options import SendOptions, split_call
+from ._enums import MessageFailure, MessageState
+from ._errors import AdaptorError, MessageError, RunError, RunFinishedError, ThreadBusyError
+from ._events import Event
+from ._policy import Author
+from ._stream import Stream
+from .driver._spi import Checkpoint
+from .threadstore._protocol import ThreadRecord
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+    from ._core._engine import Engine
+
+
+class Thread:
+    """A named conversation. ``send`` continues it (or starts it); one run at a time."""
+
+    def __init__(self, agent: Agent, key: str, *, resume_only: bool = False, fork_parent: str = "") -> None:
+        if not isinstance(key, str) or not key:
+            raise ValueError("a Thread key must be a non-empty string")
+        self._agent = agent
+        self._engine: Engine = agent.engine
+        self._key = key
+        self._resume_only = resume_only
+        self._fork_parent = fork_parent
+        self._binding = self._engine.binding(key, resume_only=resume_only, fork_parent=fork_parent)
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def agent(self) -> Agent:
+        """The Agent this thread was opened from."""
+        return self._agent
+
+    @property
+    def engine(self) -> Engine:
+        """The runtime state below this handle (internal)."""
+        return self._engine
+
+    def __repr__(self) -> str:
+        return f"Thread({self._key!r})"
+
+    def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream:
+        """Continue (or start) this thread with ``prompt``; returns the run's Stream at once."""
+        return Stream(self._engine.start(prompt, options, binding=self._binding, where="Thread.send"))
+
+    def fork(self, new_key: str) -> Thread:
+        """A new thread that starts from this one's latest checkpoint at its first run; this one is unchanged."""
+        if not isinstance(new_key, str) or not new_key:
+            raise ValueError("a fork key must be a non-empty string")
+        return Thread(self._agent, new_key, fork_parent=self._key)
+
+    async def checkpoint(self) -> Checkpoint | None:
+        """The latest healthy resume point (an unsaved in-process one first), or None."""
+        st = self._engine.thread_state(self._key)
+        if st.pending_checkpoint is not None:
+            return st.pending_checkpoint
+        record = await self._engine.store.resolve(self._key)
+        return record.checkpoint if record else None
+
+    async def record(self) -> ThreadRecord | None:
+        """The stored record of this thread (history, receipts, usage), or None."""
+        return await self._engine.store.resolve(self._key)
+
+    async def standby(self) -> Standby:
+        """A long-lived conversation handle: messages join the current run or start the next one."""
+        st = self._engine.thread_state(self._key)
+        if isinstance(st.standby, Standby) and st.standby.alive:
+            return st.standby
+        if st.active is not None:
+            raise ThreadBusyError(f"thread {self._key!r} is busy with run {st.active}", key=self._key)
+        sb = Standby(self)
+        st.standby = sb
+        return sb
+
+
+class Standby:
+    """A conversation handle with no overall result: each execution has its own run id and Done."""
+
+    def __init__(self, thread: Thread) -> None:
+        self._thread = thread
+        self._engine = thread.engine
+        self._binding: ThreadBinding = self._engine.binding(thread.key, standby=self)
+        self._current: Stream | None = None
+        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._carried: list[tuple[str, str, Author]] = []
+        self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
+        self._subscribed = False
+        self._alive = True
+        self._pump: asyncio.Task[None] | None = None
+        self._retried: set[str] = set()
+
+    @property
+    def alive(self) -> bool:
+        return self._alive
+
+    @property
+    def current(self) -> Stream | None:
+        return self._current
+
+    async def send(self, text: str, **options: Unpack[SendOptions]) -> None:
+        """Join the current run (message-only) or start one; any execution option queues a separate run."""
+        if not self._alive:
+            raise RunFinishedError("this Standby is closed", text=text)
+        shared, call = split_call(options, "Standby.send")
+        msg = {k: call[k] for k in ("id", "author", "when") if k in call}
+        exec_options = bool(shared) or any(k not in ("id", "author", "when") for k in call)
+        cur = self._current
+        if cur is not None and not cur.done and not exec_options:
+            try:
+                await cur.send(text, **msg)
+                return
+            except RunFinishedError:
+                pass
+        if cur is not None and not cur.done:
+            self._queue.append((text, dict(options)))
+            return
+        self._start(text, dict(options))
+
+    def _start(self, text: str, options: dict[str, Any]) -> None:
+        stream = Stream(self._engine.start(text, options, binding=self._binding, where="Standby.send"))
+        self._current = stream
+        carried, self._carried = self._carried, []
+        self._pump = asyncio.get_running_loop().create_task(self._forward(stream, carried))
+
+    async def _forward(self, stream: Stream, carried: list[tuple[str, str, Author]]) -> None:
+        for msg_id, text, author in carried:
+            with contextlib.suppress(MessageError):
+                await stream.send(text, id=msg_id, author=author)
+        async for ev in stream.events():
+            if self._subscribed:
+                await self._events.put(ev)
+        await self._after(stream)
+
+    async def _after(self, stream: Stream) -> None:
+        try:
+            await stream.result()
+            failed: RunError | None = None
+        except RunError as exc:
+            failed = exc
+        except AdaptorError:
+            failed = None
+        if failed is not None and failed.result is not None and failed.reason.value != "cancelled":
+            lost = [m for m in failed.result.undelivered() if m.reason is MessageFailure.RUN_FAILED]
+            self._carried.extend((m.id, m.text, m.author) for m in lost if m.state is MessageState.FAILED)
+            if failed.details.get("retryable") and self._carried and stream.run_id not in self._retried:
+                delay = min(float(failed.details.get("retry_after") or 1.0), 5.0)
+                await asyncio.sleep(delay)
+                if self._alive and (self._current is stream):
+                    first_id, first_text, _ = self._carried.pop(0)
+                    self._retried.add(stream.run_id)
+                    self._start(first_text, {"id": first_id})
+                    self._retried.add(self._current.run_id if self._current else "")
+                    return
+        if self._queue and self._alive and self._current is stream:
+            text, options = self._queue.pop(0)
+            self._start(text, options)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Events of every execution, in order (single consumer; events before the first call are discarded)."""
+        if self._subscribed:
+            raise RuntimeError("Standby.events() already has a consumer")
+        self._subscribed = True
+        while True:
+            ev = await self._events.get()
+            if ev is None:  # closed
+                return
+            yield ev
+
+    def cancel(self) -> None:
+        """Cancel current processing; queued input fails with CANCELLED; the Standby keeps accepting input."""
+        self._queue.clear()
+        self._carried.clear()
+        if self._current is not None:
+            self._current.cancel()
+
+    async def close(self) -> None:
+        """Cancel, wait for the current run to end and release the thread."""
+        self.cancel()
+        if self._current is not None:
+            with contextlib.suppress(BaseException):
+                await self._current.result()
+        if self._pump is not None:
+            with contextlib.suppress(BaseException):
+                await self._pump
+        self._alive = False
+        self._events.put_nowait(None)
+        st = self._engine.thread_state(self._thread.key)
+        if st.standby is self:
+            st.standby = None
+
+
+from ._naming import publish as _publish  # noqa: E402
+
+_publish(__name__, globals())
