@@ -12,7 +12,7 @@ from ._policy import Author
 from ._result import Result
 
 if TYPE_CHECKING:
-    from ._run import Execution
+    from ._core._execution import Execution
 
 
 class Stream:
@@ -66,7 +66,7 @@ class Stream:
         self, text: str, *, id: str | None = None, author: Author | None = None, when: Timing = Timing.SOON
     ) -> str:
         """Admit a supplemental message (admission, not delivery); returns its id. Raises MessageError."""
-        loop = self._ex._loop
+        loop = self._ex.loop
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -82,7 +82,7 @@ class Stream:
     ) -> Any:
         """Schedule ``send`` from another thread; returns a concurrent.futures.Future of the message id."""
         coro = self._ex.queue.admit(text, id=id, author=author or Author(), timing=when)
-        return asyncio.run_coroutine_threadsafe(coro, self._ex._loop)
+        return asyncio.run_coroutine_threadsafe(coro, self._ex.loop)
 
     def cancel(self) -> None:
         """Cancel the run (idempotent, thread-safe). Drain events afterwards to see Done."""

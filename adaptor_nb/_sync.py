@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, Unpack
 
+from ._core._options import RunAsOptions, SendOptions
 from ._result import Result
 from ._stream import Stream
 
@@ -15,10 +16,10 @@ T = TypeVar("T")
 class Runner(Protocol):
     """Anything with ``send`` (an Agent or a Thread)."""
 
-    def send(self, prompt: str, **options: Any) -> Stream: ...
+    def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream: ...
 
 
-async def run_as(runner: Runner, prompt: str, tp: type[T] | Any, **options: Any) -> tuple[T, Result]:
+async def run_as(runner: Runner, prompt: str, tp: type[T] | Any, **options: Unpack[RunAsOptions]) -> tuple[T, Result]:
     """Run ``prompt`` with ``schema=tp`` and return the decoded value and the Result."""
     result = await runner.send(prompt, schema=tp, **options).result()
     value: T = result.decode(tp)

@@ -14,7 +14,7 @@ from adaptor_nb import (
     SkillKeyConflictError,
     SkillMaterializationFailedError,
 )
-from adaptor_nb._options import RunSettings, merge_run
+from adaptor_nb._core._options import RunSettings, merge_run
 from adaptor_nb.drivers import reference
 
 

@@ -29,7 +29,7 @@ async def stdin_line() -> str:
 async def main(spec: dict[str, Any]) -> None:
     if "lease_ttl" in spec:
         # The core's lease lifetime is a module constant; a short one lets a crash test see the expiry quickly.
-        import adaptor_nb._thread as core_thread
+        import adaptor_nb._core._binding as core_thread
 
         core_thread.LEASE_TTL = float(spec["lease_ttl"])
     gate = reference.Gate()

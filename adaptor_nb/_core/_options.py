@@ -2,49 +2,94 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from ._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
-from ._policy import Identity, Policy
+from .._enums import Timing
+from .._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
+from .._policy import Author, Identity, Policy
 
-SHARED_OPTIONS = frozenset(
-    {
-        "model",
-        "timeout",
-        "spawn",
-        "instructions",
-        "workspace",
-        "workspace_spec",
-        "metadata",
-        "identity",
-        "policy",
-        "on_approval",
-        "skills",
-        "mcp",
-        "profile_resources",
-        "services",
-        "run_services",
-    }
-)
-CONSTRUCTION_ONLY = frozenset(
-    {
-        "thread_store",
-        "tools",
-        "event_buffer",
-        "blocking_events",
-        "profile",
-        "skill_provider",
-        "skill_materializer",
-        "workspace_manager",
-        "service_manager",
-    }
-)
-SCHEMA_OPTIONS = frozenset({"schema", "schema_name", "schema_description", "schema_return_invalid"})
-MESSAGE_OPTIONS = frozenset({"id", "author", "when"})
+if TYPE_CHECKING:
+    from ..mcp import Server
+    from ..threadstore._protocol import Store
+
+
+class RunOptions(TypedDict, total=False):
+    """Execution options accepted by ``Agent(...)`` and by every ``send`` (nearer wins)."""
+
+    model: str | None
+    timeout: float | timedelta | None
+    spawn: bool
+    instructions: str | None
+    workspace: str | None
+    workspace_spec: Any
+    metadata: Mapping[str, str] | None
+    identity: Identity | None
+    policy: Policy | None
+    on_approval: Callable[..., Any] | None
+    skills: Sequence[Any] | None
+    mcp: Sequence[Server] | None
+    profile_resources: Any
+    services: Sequence[Any] | None
+    run_services: Sequence[Any] | None
+
+
+class ConstructionOptions(TypedDict, total=False):
+    """Options only ``Agent(...)`` accepts."""
+
+    thread_store: Store | None
+    tools: Sequence[Any] | None
+    event_buffer: int
+    blocking_events: bool
+    profile: Any
+    skill_provider: Any
+    skill_materializer: Any
+    workspace_manager: Any
+    service_manager: Any
+
+
+class AgentOptions(RunOptions, ConstructionOptions, total=False):
+    """Every option of ``Agent(driver, **options)``."""
+
+
+class SchemaExtras(TypedDict, total=False):
+    """How a structured-output schema is named and checked."""
+
+    schema_name: str | None
+    schema_description: str | None
+    schema_return_invalid: bool
+
+
+class SchemaOptions(SchemaExtras, total=False):
+    """Structured output: ``schema=`` (a pydantic model, a type or a JSON-Schema dict) and its extras."""
+
+    schema: Any
+
+
+class MessageOptions(TypedDict, total=False):
+    """The starting prompt as a message: its id, author and timing."""
+
+    id: str | None
+    author: Author | None
+    when: Timing
+
+
+class SendOptions(RunOptions, SchemaOptions, MessageOptions, total=False):
+    """Every option of ``send(prompt, **options)`` on an Agent, a Thread or a Standby."""
+
+
+class RunAsOptions(RunOptions, SchemaExtras, MessageOptions, total=False):
+    """The options of ``run_as`` (its ``tp`` argument is the schema)."""
+
+
+SHARED_OPTIONS = frozenset(RunOptions.__annotations__)
+CONSTRUCTION_ONLY = frozenset(ConstructionOptions.__annotations__)
+SCHEMA_OPTIONS = frozenset(SchemaOptions.__annotations__)
+MESSAGE_OPTIONS = frozenset(MessageOptions.__annotations__)
 CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS
 
 _UNSET: Any = object()
@@ -130,7 +175,9 @@ def check_names(options: Mapping[str, Any], *, allowed: frozenset[str], where: s
             raise TypeError(f"{where}() got construction-only option {name!r}: pass it to Agent(...)")
         if name in CALL_ONLY:
             raise TypeError(f"{where}() got call-only option {name!r}: pass it to send(...)")
-        raise TypeError(f"{where}() got an unexpected option {name!r}")
+        near = difflib.get_close_matches(name, sorted(allowed), n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise TypeError(f"{where}() got an unexpected option {name!r}{hint}")
 
 
 def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:

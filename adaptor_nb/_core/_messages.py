@@ -9,13 +9,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .._enums import AuthorKind, Boundary, ContinueMode, MessageFailure, MessageState, Timing
+from .._errors import MessageError, MessageUnsupportedError, RunFinishedError
+from .._events import MessageUpdate
+from .._policy import Author, MessageContext, MessagePolicy
+from .._result import MessageOutcome
+from ..driver._spi import ClaimedMessage, MessageCapabilities
 from ._broker import Broker
-from ._enums import AuthorKind, Boundary, ContinueMode, MessageFailure, MessageState, Timing
-from ._errors import MessageError, MessageUnsupportedError, RunFinishedError
-from ._events import MessageUpdate
-from ._policy import Author, MessageContext, MessagePolicy
-from ._result import MessageOutcome
-from .driver._spi import ClaimedMessage, MessageCapabilities
 
 MAX_FRAMED_BYTES = 64 * 1024
 

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from ._events import (
+from .._events import (
     EMPTY_META,
     Done,
     Dropped,

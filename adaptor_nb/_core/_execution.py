@@ -6,22 +6,17 @@ import asyncio
 import contextlib
 import time
 import uuid
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
-from ._approval_port import ApprovalAbort, CoreApprovals
-from ._broker import Broker
-from ._capabilities import check_policy, check_resources
-from ._enums import (
+from .._enums import (
     Boundary,
     ContinueMode,
     FailureReason,
     MessageFailure,
-    Phase,
-    Role,
-    Timing,
 )
-from ._errors import (
+from .._errors import (
     AdaptorError,
     AgentClosedError,
     ConfigError,
@@ -32,27 +27,17 @@ from ._errors import (
     RunError,
     StructuredOutputUnsupportedError,
 )
-from ._events import (
+from .._events import (
     Done,
-    Event,
     Notice,
-    ProcessInfo,
     RunFinished,
     RunStarted,
-    SubagentUpdate,
-    TextDelta,
-    Thinking,
-    ToolCall,
-    TurnEnd,
 )
-from ._mcp_check import check_mcp
-from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
-from ._options import RunSettings
-from ._policy import Author
-from ._result import RawStreams, Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
-from ._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
-from .driver._spi import (
-    ClaimedMessage,
+from .._policy import Author
+from .._result import RawStreams, Result
+from .._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
+from ..driver._spi import (
+    Checkpoint,
     Descriptor,
     Driver,
     DriverFailure,
@@ -60,157 +45,29 @@ from .driver._spi import (
     Invocation,
     OutputSchema,
 )
-
-if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._thread import ThreadBinding, ThreadPlan
+from ._approvals import ApprovalAbort, CoreApprovals
+from ._binding import ThreadBinding, ThreadPlan
+from ._broker import Broker
+from ._checks import check_policy, check_resources
+from ._context import RunContextImpl
+from ._mcp_check import check_mcp
+from ._messages import MessageQueue
+from ._options import AgentSettings, RunSettings
+from ._slots import ProcessSlots
 
 STDERR_TAIL = 4000
-_CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
-_NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
-_CONTENT = Phase.CONTENT
-_ASSISTANT = Role.ASSISTANT
 
 
-class RunContextImpl:
-    """The RunContext a driver sees for one execution."""
+@dataclass(frozen=True)
+class RunHost:
+    """What an execution needs from the Agent's runtime: driver, limits, process slots, closed flag, end hook."""
 
-    def __init__(self, ex: Execution) -> None:
-        self._ex = ex
-        self._messages = ex.queue if ex.queue.enabled else None
-        self._broker = ex.broker
-        self._turns = 0
-        self.usage: Usage | None = None
-        self._turn_text: list[str] = []
-        self.last_text = ""
-        self.stdout = bytearray()
-        self.stderr = bytearray()
-        self.terminal_payload: TerminalPayload | None = None
-        self.items: list[TranscriptItem] = []
-        self.subagents: dict[str, SubagentResult] = {}
-        self._warned = False
-
-    @property
-    def run_id(self) -> str:
-        return self._ex.run_id
-
-    @property
-    def thread_key(self) -> str:
-        return self._ex.thread_key
-
-    @property
-    def messages(self) -> MessageQueue | None:
-        return self._messages
-
-    @property
-    def approvals(self) -> CoreApprovals:
-        return self._ex.approvals
-
-    async def emit(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
-                self._turn_text.append(event.text)
-        elif isinstance(event, SubagentUpdate):
-            self._subagent(event)
-        elif isinstance(event, _CORE_ONLY):
-            raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
-        if not self._broker.publish_nowait(event):
-            await self._broker.publish(event)
-
-    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
-        if self._broker.push_text(text, message_id):
-            self._turn_text.append(text)
-            return True
-        return False
-
-    def emit_nowait(self, event: Event) -> bool:
-        if type(event) is TextDelta:
-            if event.phase is not _CONTENT or event.role is not _ASSISTANT:
-                return False
-            if self._broker.publish_nowait(event):
-                self._turn_text.append(event.text)
-                return True
-            return False
-        if type(event) in _NOWAIT_TYPES:
-            return self._broker.publish_nowait(event)
-        return False
-
-    def _subagent(self, ev: SubagentUpdate) -> None:
-        key = ev.task or ev.member
-        cur = self.subagents.get(key) or SubagentResult(member=ev.member, task=ev.task)
-        self.subagents[key] = SubagentResult(
-            member=ev.member or cur.member,
-            task=ev.task or cur.task,
-            state=ev.state or cur.state,
-            summary=ev.summary or cur.summary,
-            usage=cur.usage,
-            unread=cur.unread,
-        )
-
-    def raw_stdout(self, data: bytes) -> None:
-        self.stdout += data
-
-    def raw_stderr(self, data: bytes) -> None:
-        self.stderr += data
-
-    def terminal(self, event: str, payload: Any) -> None:
-        self.terminal_payload = TerminalPayload(event=event, json=payload)
-
-    def transcript(self, item: TranscriptItem) -> None:
-        self.items.append(item)
-
-    def set_turn_id(self, turn_id: str) -> None:
-        self._ex.broker.turn_id = turn_id
-
-    @property
-    def turns(self) -> int:
-        return self._turns
-
-    def current_text(self) -> str:
-        return "".join(self._turn_text)
-
-    async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
-        self._turns += 1
-        self.usage = Usage.add(self.usage, usage)
-        turn_text = text if text is not None else "".join(self._turn_text)
-        self._turn_text.clear()
-        self.last_text = turn_text
-        ex = self._ex
-        ids = ex.queue.delivered_in_turn(self._turns)
-        snapshot = Result(turns=1, run_id=ex.run_id, text=turn_text, usage=usage, thread_key=ex.thread_key)
-        ex.broker.publish_critical(TurnEnd(turn=self._turns, result=snapshot, message_ids=ids))
-        warn_at = limit_warning_turn(ex.max_turns)
-        if (
-            not self._warned
-            and warn_at is not None
-            and self._turns >= warn_at
-            and ex.queue.enabled
-            and ex.queue.can_continue()
-        ):
-            self._warned = True
-            ex.queue.wrap_up = wrap_up_guidance(self._turns, ex.max_turns)
-            ex.broker.publish_critical(
-                Notice(
-                    kind="limit.approaching",
-                    text=f"{self._turns} of {ex.max_turns} turns used; wrap up soon",
-                    data={"turns": self._turns, "max_turns": ex.max_turns},
-                )
-            )
-        if self._turns >= ex.max_turns:
-            ex.queue.limit_reached = True
-            return False
-        return True
-
-    def message_delivered(self, m: ClaimedMessage, boundary: str, mechanism: str) -> None:
-        self.items.append(
-            TranscriptItem(
-                kind="message",
-                text=m.original,
-                message=TranscriptMessage(
-                    id=m.id, author=m.author, mechanism=mechanism, boundary=boundary, text=m.original
-                ),
-            )
-        )
+    driver: Driver
+    descriptor: Descriptor
+    agent_settings: AgentSettings
+    slots: ProcessSlots
+    is_closed: Callable[[], bool]
+    on_finished: Callable[[Execution], None]
 
 
 class Execution:
@@ -218,7 +75,7 @@ class Execution:
 
     def __init__(
         self,
-        agent: Agent,
+        host: RunHost,
         settings: RunSettings,
         prompt: str,
         call: dict[str, Any],
@@ -228,9 +85,9 @@ class Execution:
         start_id: str | None = None,
         start_author: Author | None = None,
     ) -> None:
-        self.agent = agent
-        self.driver: Driver = agent.driver
-        self.desc: Descriptor = agent.descriptor
+        self._host = host
+        self.driver: Driver = host.driver
+        self.desc: Descriptor = host.descriptor
         self.settings = settings
         self.prompt = prompt
         self.call = call
@@ -238,7 +95,9 @@ class Execution:
         self.thread_key = binding.key if binding else ""
         self.run_id = f"run_{uuid.uuid4().hex[:16]}"
         self.max_turns = settings.policy.messages.effective_max_turns
-        self.broker = Broker(self.run_id, self.thread_key, agent.settings.event_buffer, agent.settings.blocking_events)
+        self.broker = Broker(
+            self.run_id, self.thread_key, host.agent_settings.event_buffer, host.agent_settings.blocking_events
+        )
         self.queue = MessageQueue(
             self.broker,
             settings.policy.messages,
@@ -270,6 +129,10 @@ class Execution:
         self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
 
     # -- control -----------------------------------------------------------------------------------------
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
 
     @property
     def finished(self) -> bool:
@@ -322,7 +185,7 @@ class Execution:
     async def _execute(self) -> Result:
         if self._config_error is not None:
             raise self._config_error
-        if self.agent.closed:
+        if self._host.is_closed():
             raise AgentClosedError("the Agent is closed; create a new Agent to start runs")
         s = self.settings
         try:
@@ -332,14 +195,21 @@ class Execution:
         except ConfigError as exc:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
-        check_resources(self.agent.settings, s, self.desc)
+        check_resources(self._host.agent_settings, s, self.desc)
         check_mcp(s.mcp, self.desc)
         schema = self._resolve_schema()
-        self.ctx = RunContextImpl(self)
+        self.ctx = RunContextImpl(
+            run_id=self.run_id,
+            thread_key=self.thread_key,
+            broker=self.broker,
+            queue=self.queue,
+            approvals=self.approvals,
+            max_turns=self.max_turns,
+        )
         self.queue.on_delivered = self.ctx.message_delivered
         self._check_cancelled()
         if self.binding is not None:
-            self.plan = await self.binding.begin(self)
+            self.plan = await self.binding.begin(self.run_id, s, self.notice)
             self.queue.set_receipts(self.plan.receipts)
             if self.queue.starting_id and self.queue.starting_id in self.plan.receipts:
                 self._run_started()
@@ -397,7 +267,7 @@ class Execution:
             prompt = prompt + prompt_suffix(schema)
         slot = None
         if self.binding is not None and self.desc.persistent and not s.spawn:
-            slot = self.agent.slot_for(self.thread_key)
+            slot = self._host.slots.slot_for(self.thread_key)
         return Invocation(
             run_id=self.run_id,
             prompt=prompt,
@@ -435,14 +305,14 @@ class Execution:
         if plan is not None and plan.prefix:
             prompt = plan.prefix + prompt
         if self.binding is not None and self.settings.spawn:
-            await self.agent.close_slot(self.thread_key)
+            await self._host.slots.close(self.thread_key)
         try:
             return await self._run_driver(self._invocation(schema, prompt, resume=resume, fork=fork))
         except ResumeRejectedError as exc:
             if plan is None or self.binding is None or self.binding.resume_only or plan.fell_back:
                 raise
             plan.fell_back = True
-            await self.binding.fall_back(self, plan, "resume_rejected", str(exc))
+            self.binding.fall_back(plan, "resume_rejected", str(exc), self.notice)
             return await self._run_driver(self._invocation(schema, plan.prefix + self.prompt, resume=None, fork=False))
 
     async def _run_driver(self, inv: Invocation) -> DriverOutcome:
@@ -515,10 +385,8 @@ class Execution:
         ):
             claimed = self.queue.claim(Boundary.TURN_END)
             prompt = "\n\n".join(m.text for m in claimed)
-            ckpt = self.binding.checkpoint_for(self, outcome) if self.binding else None
+            ckpt = self.binding.checkpoint_for(self.plan, self.run_id, outcome) if self.binding else None
             if ckpt is None:
-                from .driver._spi import Checkpoint
-
                 ckpt = Checkpoint(session_id=outcome.session_id, driver=self.desc.name, fingerprint="")
             # The resumed invocation is the delivery: the input starts the next turn.
             for m in claimed:
@@ -617,12 +485,21 @@ class Execution:
             error.result._messages = final_messages
         if self.binding is not None and self.plan is not None:
             try:
-                await self.binding.finish(self, self.plan, result, error)
+                await self.binding.finish(
+                    self.plan,
+                    self.run_id,
+                    result,
+                    error,
+                    outcome=self.last_outcome,
+                    delivered=self.queue.delivered_entries(),
+                    receipts=self.queue.new_receipts,
+                    notice=self.notice,
+                )
             except AdaptorError as exc:
                 if error is None:
                     error, result = exc, None
         elif self.binding is not None:
-            self.binding.abandon(self)
+            self.binding.abandon(self.run_id)
         usage = (
             result.usage
             if result is not None
@@ -646,7 +523,7 @@ class Execution:
         else:
             assert result is not None
             self.future.set_result(result)
-        self.agent.forget(self)
+        self._host.on_finished(self)
 
     async def wait(self) -> Result:
         self.broker.result_requested()
@@ -657,4 +534,4 @@ def with_thread_key(result: Result, key: str) -> Result:
     return replace(result, thread_key=key)
 
 
-__all__ = ["Execution", "RunContextImpl", "Timing"]
+__all__ = ["Execution", "RunContextImpl", "RunHost"]

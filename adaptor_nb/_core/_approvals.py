@@ -10,12 +10,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ._approvals import ApprovalRequest, Decision, Responder
+from .._approvals import ApprovalRequest, Decision, Responder
+from .._enums import ApprovalKind, ApprovalMode, FailureReason, FallbackAction, NoticeKind, QuestionMode
+from .._events import Notice
+from .._policy import ApprovalPolicy
+from ..driver._spi import ApprovalSpec
 from ._broker import Broker
-from ._enums import ApprovalKind, ApprovalMode, FailureReason, FallbackAction, NoticeKind, QuestionMode
-from ._events import Notice
-from ._policy import ApprovalPolicy
-from .driver._spi import ApprovalSpec
 
 
 class ApprovalAbort(Exception):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import MCPTransportUnsupportedError, MCPUnsupportedError
-from .driver._spi import Descriptor
-from .mcp import Server, validate_servers
+from .._errors import MCPTransportUnsupportedError, MCPUnsupportedError
+from ..driver._spi import Descriptor
+from ..mcp import Server, validate_servers
 
 
 def check_mcp(servers: tuple[Any, ...] | None, desc: Descriptor) -> tuple[Server, ...] | None:

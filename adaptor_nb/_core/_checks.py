@@ -3,16 +3,16 @@ that nothing can honour yet."""
 
 from __future__ import annotations
 
-from ._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
-from ._errors import (
+from .._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
+from .._errors import (
     ConfigError,
     HumanDecisionModeUnsupportedError,
     PolicyCapabilityUnsupportedError,
     SkillMaterializationFailedError,
 )
+from .._policy import Policy, validate_policy
+from ..driver._spi import Descriptor
 from ._options import AgentSettings, RunSettings
-from ._policy import Policy, validate_policy
-from .driver._spi import Descriptor
 
 
 def check_policy(policy: Policy, desc: Descriptor) -> None:

@@ -1,0 +1,184 @@
+"""RunContextImpl: the RunContext a driver sees for one execution (events, text, turns, raw streams)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._enums import Phase, Role
+from .._events import (
+    Done,
+    Event,
+    Notice,
+    ProcessInfo,
+    RunFinished,
+    RunStarted,
+    SubagentUpdate,
+    TextDelta,
+    Thinking,
+    ToolCall,
+    TurnEnd,
+)
+from .._result import Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
+from ..driver._spi import ClaimedMessage
+from ._approvals import CoreApprovals
+from ._broker import Broker
+from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
+
+_CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
+_NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
+_CONTENT = Phase.CONTENT
+_ASSISTANT = Role.ASSISTANT
+
+
+class RunContextImpl:
+    """The RunContext a driver sees for one execution."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        thread_key: str,
+        broker: Broker,
+        queue: MessageQueue,
+        approvals: CoreApprovals,
+        max_turns: int,
+    ) -> None:
+        self._run_id = run_id
+        self._thread_key = thread_key
+        self._queue = queue
+        self._approvals = approvals
+        self._max_turns = max_turns
+        self._messages = queue if queue.enabled else None
+        self._broker = broker
+        self._turns = 0
+        self.usage: Usage | None = None
+        self._turn_text: list[str] = []
+        self.last_text = ""
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.terminal_payload: TerminalPayload | None = None
+        self.items: list[TranscriptItem] = []
+        self.subagents: dict[str, SubagentResult] = {}
+        self._warned = False
+
+    @property
+    def run_id(self) -> str:
+        return self._run_id
+
+    @property
+    def thread_key(self) -> str:
+        return self._thread_key
+
+    @property
+    def messages(self) -> MessageQueue | None:
+        return self._messages
+
+    @property
+    def approvals(self) -> CoreApprovals:
+        return self._approvals
+
+    async def emit(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
+                self._turn_text.append(event.text)
+        elif isinstance(event, SubagentUpdate):
+            self._subagent(event)
+        elif isinstance(event, _CORE_ONLY):
+            raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
+        if not self._broker.publish_nowait(event):
+            await self._broker.publish(event)
+
+    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
+        if self._broker.push_text(text, message_id):
+            self._turn_text.append(text)
+            return True
+        return False
+
+    def emit_nowait(self, event: Event) -> bool:
+        if type(event) is TextDelta:
+            if event.phase is not _CONTENT or event.role is not _ASSISTANT:
+                return False
+            if self._broker.publish_nowait(event):
+                self._turn_text.append(event.text)
+                return True
+            return False
+        if type(event) in _NOWAIT_TYPES:
+            return self._broker.publish_nowait(event)
+        return False
+
+    def _subagent(self, ev: SubagentUpdate) -> None:
+        key = ev.task or ev.member
+        cur = self.subagents.get(key) or SubagentResult(member=ev.member, task=ev.task)
+        self.subagents[key] = SubagentResult(
+            member=ev.member or cur.member,
+            task=ev.task or cur.task,
+            state=ev.state or cur.state,
+            summary=ev.summary or cur.summary,
+            usage=cur.usage,
+            unread=cur.unread,
+        )
+
+    def raw_stdout(self, data: bytes) -> None:
+        self.stdout += data
+
+    def raw_stderr(self, data: bytes) -> None:
+        self.stderr += data
+
+    def terminal(self, event: str, payload: Any) -> None:
+        self.terminal_payload = TerminalPayload(event=event, json=payload)
+
+    def transcript(self, item: TranscriptItem) -> None:
+        self.items.append(item)
+
+    def set_turn_id(self, turn_id: str) -> None:
+        self._broker.turn_id = turn_id
+
+    @property
+    def turns(self) -> int:
+        return self._turns
+
+    def current_text(self) -> str:
+        return "".join(self._turn_text)
+
+    async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
+        self._turns += 1
+        self.usage = Usage.add(self.usage, usage)
+        turn_text = text if text is not None else "".join(self._turn_text)
+        self._turn_text.clear()
+        self.last_text = turn_text
+        queue, max_turns = self._queue, self._max_turns
+        ids = queue.delivered_in_turn(self._turns)
+        snapshot = Result(turns=1, run_id=self._run_id, text=turn_text, usage=usage, thread_key=self._thread_key)
+        self._broker.publish_critical(TurnEnd(turn=self._turns, result=snapshot, message_ids=ids))
+        warn_at = limit_warning_turn(max_turns)
+        if (
+            not self._warned
+            and warn_at is not None
+            and self._turns >= warn_at
+            and queue.enabled
+            and queue.can_continue()
+        ):
+            self._warned = True
+            queue.wrap_up = wrap_up_guidance(self._turns, max_turns)
+            self._broker.publish_critical(
+                Notice(
+                    kind="limit.approaching",
+                    text=f"{self._turns} of {max_turns} turns used; wrap up soon",
+                    data={"turns": self._turns, "max_turns": max_turns},
+                )
+            )
+        if self._turns >= max_turns:
+            queue.limit_reached = True
+            return False
+        return True
+
+    def message_delivered(self, m: ClaimedMessage, boundary: str, mechanism: str) -> None:
+        self.items.append(
+            TranscriptItem(
+                kind="message",
+                text=m.original,
+                message=TranscriptMessage(
+                    id=m.id, author=m.author, mechanism=mechanism, boundary=boundary, text=m.original
+                ),
+            )
+        )

@@ -1,0 +1,124 @@
+"""Engine: the runtime state of one Agent (driver, settings, store, threads, process slots, live runs)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from .._enums import Timing
+from .._errors import AdaptorError, ConfigError
+from .._policy import Author
+from ..driver._spi import Descriptor, Driver
+from ..threadstore._memory import MemoryStore
+from ..threadstore._protocol import Store
+from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
+from ._execution import Execution, RunHost
+from ._options import AgentSettings, agent_settings, merge_run, split_call
+from ._slots import ProcessSlots
+
+
+class Engine:
+    """Everything an Agent's runs share; the public handles call down into it."""
+
+    def __init__(self, driver: Driver, options: Mapping[str, Any]) -> None:
+        self.driver = driver
+        self.settings: AgentSettings = agent_settings(options)
+        self.descriptor: Descriptor = driver.descriptor()
+        self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
+        self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
+        self.threads: dict[str, ThreadState] = {}
+        self.slots = ProcessSlots(self.owner_id)
+        self.executions: set[Execution] = set()
+        self.closed = False
+        self._run_host = RunHost(
+            driver=driver,
+            descriptor=self.descriptor,
+            agent_settings=self.settings,
+            slots=self.slots,
+            is_closed=lambda: self.closed,
+            on_finished=self.executions.discard,
+        )
+        self.thread_host = ThreadHost(
+            store=self.store,
+            driver=driver,
+            descriptor=self.descriptor,
+            owner_id=self.owner_id,
+            state=self.thread_state,
+        )
+
+    # -- threads -----------------------------------------------------------------------------------------
+
+    def thread_state(self, key: str) -> ThreadState:
+        st = self.threads.get(key)
+        if st is None:
+            st = self.threads[key] = ThreadState(key)
+        return st
+
+    def binding(
+        self, key: str, *, resume_only: bool = False, fork_parent: str = "", standby: StandbyHandle | None = None
+    ) -> ThreadBinding:
+        return ThreadBinding(self.thread_host, key, resume_only=resume_only, fork_parent=fork_parent, standby=standby)
+
+    # -- runs --------------------------------------------------------------------------------------------
+
+    def start(self, prompt: str, options: Mapping[str, Any], *, binding: ThreadBinding | None, where: str) -> Execution:
+        """Check the call, merge its options over the Agent's and start the execution (needs a running loop)."""
+        if not isinstance(prompt, str):
+            raise TypeError(f"{where}() prompt must be a str, got {type(prompt).__name__}")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                f"{where}() needs a running event loop: call it from async code (a notebook cell can use await), "
+                "or use adaptor_nb.run_sync(...) in a plain script"
+            ) from None
+        shared, call = split_call(options, where)
+        config_error: AdaptorError | None = None
+        settings = self.settings.run
+        try:
+            settings = merge_run(settings, shared)
+            when = call.get("when", Timing.SOON)
+            if not isinstance(when, Timing):
+                raise ConfigError(f"when must be a Timing, got {when!r}", option="when")
+            author = call.get("author")
+            if author is not None and not isinstance(author, Author):
+                raise ConfigError(f"author must be an Author, got {author!r}", option="author")
+        except AdaptorError as exc:
+            config_error = exc
+        ex = Execution(
+            self._run_host,
+            settings,
+            prompt,
+            call,
+            binding=binding,
+            config_error=config_error,
+            start_id=call.get("id"),
+            start_author=call.get("author"),
+        )
+        self.executions.add(ex)
+        return ex
+
+    def running(self) -> list[Execution]:
+        return [ex for ex in self.executions if not ex.finished]
+
+    # -- shutdown ----------------------------------------------------------------------------------------
+
+    async def close(self, timeout: float) -> None:
+        """Stop new runs, cancel and drain admitted work, reap every provider process. Idempotent."""
+        self.closed = True
+        pending = self.running()
+        for ex in pending:
+            ex.cancel("the Agent was closed")
+        for st in self.threads.values():
+            if st.standby is not None:
+                st.standby.cancel()
+        if pending:
+            await asyncio.wait([ex.task for ex in pending], timeout=timeout)
+        await self.slots.close_all(timeout)
+        closer = getattr(self.driver, "aclose", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(closer(), timeout)
