@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import adaptor_nb
 
 ROOT = Path(adaptor_nb.__file__).resolve().parent
