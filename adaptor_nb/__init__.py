@@ -128,6 +128,16 @@ _PUBLIC: dict[str, str] = {
     "Checkpoint": ".driver",
     "Descriptor": ".driver",
     "Driver": ".driver",
+    "AgentCloseError": "._errors",
+    "AgentOptions": "._core._options",
+    "RunOptions": "._core._options",
+    "SendOptions": "._core._options",
+    "message_attributes": "._core._options",
+    "RunAttachment": "._core._services",
+    "RunEventSource": "._core._services",
+    "RunServiceProvider": "._core._services",
+    "EnvironmentReport": ".driver",
+    "EnvironmentStatus": ".driver",
 }
 
 if TYPE_CHECKING:
@@ -139,6 +149,13 @@ if TYPE_CHECKING:
     from ._approvals import Origin as Origin
     from ._approvals import approve_all as approve_all
     from ._approvals import deny_all as deny_all
+    from ._core._options import AgentOptions as AgentOptions
+    from ._core._options import RunOptions as RunOptions
+    from ._core._options import SendOptions as SendOptions
+    from ._core._options import message_attributes as message_attributes
+    from ._core._services import RunAttachment as RunAttachment
+    from ._core._services import RunEventSource as RunEventSource
+    from ._core._services import RunServiceProvider as RunServiceProvider
     from ._enums import ApprovalKind as ApprovalKind
     from ._enums import ApprovalMode as ApprovalMode
     from ._enums import AuthorKind as AuthorKind
@@ -157,6 +174,7 @@ if TYPE_CHECKING:
     from ._enums import Timing as Timing
     from ._errors import AdaptorError as AdaptorError
     from ._errors import AgentClosedError as AgentClosedError
+    from ._errors import AgentCloseError as AgentCloseError
     from ._errors import AgentFailed as AgentFailed
     from ._errors import ApprovalDenied as ApprovalDenied
     from ._errors import ApprovalError as ApprovalError
@@ -243,6 +261,8 @@ if TYPE_CHECKING:
     from .driver import Checkpoint as Checkpoint
     from .driver import Descriptor as Descriptor
     from .driver import Driver as Driver
+    from .driver import EnvironmentReport as EnvironmentReport
+    from .driver import EnvironmentStatus as EnvironmentStatus
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,

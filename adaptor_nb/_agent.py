@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Unpack
 
 from ._core._engine import Engine
 from ._core._options import AgentOptions, AgentSettings, SendOptions
+from ._errors import AgentCloseError as AgentCloseError
 from ._stream import Stream
 from ._thread import Thread
 from .driver._spi import (

@@ -126,6 +126,14 @@ class AgentClosedError(AdaptorError):
     """The Agent is closed; it starts no new runs."""
 
 
+class AgentCloseError(AdaptorError):
+    """``Agent.close()`` could not finish every cleanup; ``failures`` names each part. A later close() retries."""
+
+    def __init__(self, message: str, *, failures: list[str]) -> None:
+        super().__init__(message)
+        self.failures = list(failures)
+
+
 # --- threads ---------------------------------------------------------------------------------------------
 
 

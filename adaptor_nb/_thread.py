@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Unpack
 
+from ._approvals import ApprovalRequest
 from ._core._binding import ThreadBinding
 from ._core._options import SendOptions, split_call
-from ._enums import MessageFailure, MessageState
+from ._enums import MessageFailure, MessageState, Timing
 from ._errors import AdaptorError, MessageError, RunError, RunFinishedError, ThreadBusyError
-from ._events import Event
+from ._events import Event, MessageUpdate
 from ._policy import Author
 from ._stream import Stream
 from .driver._spi import Checkpoint
@@ -98,6 +100,8 @@ class Standby:
         self._carried: list[tuple[str, str, Author]] = []
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
         self._subscribed = False
+        self._consumer = asyncio.Event()  # set by the first events() call
+        self._held: list[ApprovalRequest] = []
         self._alive = True
         self._pump: asyncio.Task[None] | None = None
         self._retried: set[str] = set()
@@ -109,6 +113,10 @@ class Standby:
     @property
     def current(self) -> Stream | None:
         return self._current
+
+    async def wait_for_consumer(self) -> None:
+        """Return once ``events()`` has been called (approvals raised before then wait for it)."""
+        await self._consumer.wait()
 
     async def send(self, text: str, **options: Unpack[SendOptions]) -> None:
         """Join the current run (message-only) or start one; any execution option queues a separate run."""
@@ -142,6 +150,8 @@ class Standby:
         async for ev in stream.events():
             if self._subscribed:
                 await self._events.put(ev)
+            elif isinstance(ev, ApprovalRequest):
+                self._held.append(ev)  # an approval waits for events() instead of being discarded
         await self._after(stream)
 
     async def _after(self, stream: Stream) -> None:
@@ -173,6 +183,11 @@ class Standby:
         if self._subscribed:
             raise RuntimeError("Standby.events() already has a consumer")
         self._subscribed = True
+        held, self._held = self._held, []
+        for req in held:
+            if req.state == "pending":
+                self._events.put_nowait(req)
+        self._consumer.set()
         while True:
             ev = await self._events.get()
             if ev is None:  # closed
@@ -181,10 +196,30 @@ class Standby:
 
     def cancel(self) -> None:
         """Cancel current processing; queued input fails with CANCELLED; the Standby keeps accepting input."""
-        self._queue.clear()
-        self._carried.clear()
-        if self._current is not None:
-            self._current.cancel()
+        queued, self._queue = self._queue, []
+        carried, self._carried = self._carried, []
+        lost = [
+            (
+                o.get("id") or f"msg_{uuid.uuid4().hex[:12]}",
+                t,
+                o.get("author") or Author(),
+                o.get("when") or Timing.SOON,
+            )
+            for t, o in queued
+        ]
+        lost += [(msg_id, t, author, Timing.SOON) for msg_id, t, author in carried]
+        cur = self._current
+        if lost and cur is not None and not cur.done:
+            # Reported by the execution being cancelled: a MessageUpdate each and an outcome in its Result.
+            for msg_id, t, author, when in lost:
+                cur._ex.queue.fail_unstarted(msg_id, t, author, when, MessageFailure.CANCELLED)
+        elif lost and self._subscribed:
+            for msg_id, t, _, _ in lost:
+                self._events.put_nowait(
+                    MessageUpdate(id=msg_id, state=MessageState.FAILED, reason=MessageFailure.CANCELLED, text=t)
+                )
+        if cur is not None:
+            cur.cancel()
 
     async def close(self) -> None:
         """Cancel, wait for the current run to end and release the thread."""

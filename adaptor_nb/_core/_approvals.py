@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import inspect
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,7 +39,9 @@ class CoreApprovals:
         *,
         run_id: str,
         retry_supported: bool = True,
+        wait_for_consumer: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
+        self._wait_for_consumer = wait_for_consumer  # a relay (Standby) whose own consumer may not be there yet
         self._broker = broker
         self._policy = policy.resolved()
         self._handler = handler
@@ -143,6 +145,13 @@ class CoreApprovals:
         try:
             if self._handler is not None:
                 handler_task = loop.create_task(self._run_handler(request))
+            elif self._wait_for_consumer is not None:
+                waiter = loop.create_task(self._wait_for_consumer())
+                try:
+                    either: set[asyncio.Future[Any]] = {waiter, responder.future}
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
             elif not self._broker.subscribed:
                 subscribed = await self._broker.wait_for_subscriber()
                 if not subscribed and responder.expire():

@@ -34,12 +34,14 @@ FINALIZE_ATTEMPTS = 3
 
 
 class StandbyHandle(Protocol):
-    """What the engine needs of a Standby: whether it is alive, and cancelling it."""
+    """What the engine needs of a Standby: whether it is alive, cancelling it, and waiting for its consumer."""
 
     @property
     def alive(self) -> bool: ...
 
     def cancel(self) -> None: ...
+
+    async def wait_for_consumer(self) -> None: ...
 
 
 NoticeSink = Callable[[Notice], None]
@@ -113,8 +115,11 @@ def recovery_prefix(record: ThreadRecord | None) -> str:
         ("Earlier guidance from the user:", guidance),
         ("Recent answers you gave:", answers),
     ):
-        if not texts:
+        # The title and the newline joining it to the sections before it count against the budget too.
+        title_cost = len(title.encode()) + 1
+        if not texts or title_cost >= budget:
             continue
+        budget -= title_cost
         lines = [title]
         for t in reversed(texts):  # newest first, so the budget keeps what matters most
             entry = f"- {t.strip()}"
@@ -128,6 +133,8 @@ def recovery_prefix(record: ThreadRecord | None) -> str:
             budget -= cost
         if len(lines) > 1:
             sections.append("\n".join(lines))
+        else:
+            budget += title_cost
     if not sections:
         return ""
     return head + "\n".join(sections) + tail
@@ -183,7 +190,7 @@ class ThreadBinding:
         if lease.took_over:
             notice(
                 Notice(
-                    kind=NoticeKind.LIFECYCLE.value,
+                    kind=NoticeKind.THREAD_OWNERSHIP.value,
                     text=f"thread {self.key!r}: took over the lease of {lease.took_over}",
                     metadata={"code": "thread.lease_taken_over"},
                     data={"previous": lease.took_over},
@@ -228,7 +235,7 @@ class ThreadBinding:
                     "fork is not supported; started a fresh session",
                     {"reason": "fork_unsupported", "parent": self.fork_parent},
                 )
-            return self._lease_renewal(plan)
+            return self._lease_renewal(plan, notice)
         if self.fork_parent and record is not None and record.checkpoint is not None and not self._forked:
             raise ThreadAlreadyExistsError(f"fork target {self.key!r} already exists", key=self.key)
         if checkpoint is None:
@@ -236,23 +243,23 @@ class ThreadBinding:
                 if record is None:
                     raise ThreadNotFoundError(f"thread {self.key!r} does not exist (resume_only)", key=self.key)
                 raise ThreadCheckpointMissingError(f"thread {self.key!r} has no healthy checkpoint", key=self.key)
-            return self._lease_renewal(plan)
+            return self._lease_renewal(plan, notice)
         if record is not None and record.fingerprint and record.fingerprint != fp:
             if self.resume_only:
                 raise ThreadIncompatibleError(
                     f"thread {self.key!r} was made with another driver/config/model/workspace", key=self.key
                 )
             self.fall_back(plan, "incompatible", "the configuration changed since the last run", notice)
-            return self._lease_renewal(plan)
+            return self._lease_renewal(plan, notice)
         if not desc.resume:
             if self.resume_only:
                 raise ThreadIncompatibleError(f"driver {desc.name!r} cannot resume sessions", key=self.key)
             self.fall_back(plan, "resume_unsupported", "the driver cannot resume sessions", notice)
-            return self._lease_renewal(plan)
+            return self._lease_renewal(plan, notice)
         plan.resume = checkpoint
-        return self._lease_renewal(plan)
+        return self._lease_renewal(plan, notice)
 
-    def _lease_renewal(self, plan: ThreadPlan) -> ThreadPlan:
+    def _lease_renewal(self, plan: ThreadPlan, notice: NoticeSink) -> ThreadPlan:
         ttl = self.lease_ttl
 
         async def renew() -> None:
@@ -260,7 +267,13 @@ class ThreadBinding:
                 await asyncio.sleep(ttl / 3)
                 try:
                     plan.lease = await self.host.store.renew_lease(plan.lease, ttl)
-                except ThreadLeaseLostError:
+                except ThreadLeaseLostError as exc:
+                    self._notice(
+                        notice,
+                        NoticeKind.THREAD_OWNERSHIP.value,
+                        f"thread {self.key!r}: the lease was lost to another owner",
+                        {"event": "lease_lost", "error": f"{type(exc).__name__}: {exc}"},
+                    )
                     return
                 except Exception:  # a transient store error (a locked file): try again next period
                     continue
@@ -357,8 +370,15 @@ class ThreadBinding:
             if plan.fork and error is None:
                 self._forked = True
         finally:
-            with contextlib.suppress(Exception):
+            try:
                 await store.release_lease(plan.lease)
+            except Exception as exc:
+                self._notice(
+                    notice,
+                    NoticeKind.THREAD_OWNERSHIP.value,
+                    f"thread {self.key!r}: releasing the lease failed; it expires by itself",
+                    {"event": "release_failed", "error": f"{type(exc).__name__}: {exc}"},
+                )
             if st.active == run_id:
                 st.active = None
 

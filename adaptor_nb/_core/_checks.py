@@ -47,8 +47,19 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
             )
 
 
-# Options of the API that no driver receives yet: asking for one fails before launch rather than being ignored.
-_NOT_CARRIED = ("profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+# Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
+_NOT_CARRIED = ("tools", "profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+
+
+def check_construction(agent: AgentSettings) -> None:
+    """Raise a ConfigError naming the first construction-only option that has no implementation yet."""
+    for name in _NOT_CARRIED:
+        value = getattr(agent, name)
+        if value is not None and value != ():
+            raise ConfigError(
+                f"{name}= is not supported yet: nothing carries it to a driver, so it would be ignored; remove it",
+                option=name,
+            )
 
 
 def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) -> None:
@@ -67,8 +78,3 @@ def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) ->
         raise ConfigError(unsupported("profile_resources"), option="profile_resources")
     if run.workspace_spec is not None:
         raise ConfigError(unsupported("workspace_spec"), option="workspace_spec")
-    if agent.tools:
-        raise ConfigError(unsupported("tools"), option="tools")
-    for name in _NOT_CARRIED:
-        if getattr(agent, name) is not None:
-            raise ConfigError(unsupported(name), option=name)

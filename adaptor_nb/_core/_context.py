@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._enums import Phase, Role
+from .._enums import NoticeKind, Phase, Role
 from .._events import (
     Done,
     Event,
@@ -27,6 +27,7 @@ from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 _NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
 _CONTENT = Phase.CONTENT
+_TRANSCRIPT_ITEM = NoticeKind.TRANSCRIPT_ITEM.value
 _ASSISTANT = Role.ASSISTANT
 
 
@@ -58,6 +59,7 @@ class RunContextImpl:
         self.stderr = bytearray()
         self.terminal_payload: TerminalPayload | None = None
         self.items: list[TranscriptItem] = []
+        self.turn_open = False  # a provider turn started and has not reached turn_end yet
         self.subagents: dict[str, SubagentResult] = {}
         self._warned = False
 
@@ -78,6 +80,7 @@ class RunContextImpl:
         return self._approvals
 
     async def emit(self, event: Event) -> None:
+        self.turn_open = True
         if isinstance(event, TextDelta):
             if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
                 self._turn_text.append(event.text)
@@ -129,8 +132,11 @@ class RunContextImpl:
 
     def transcript(self, item: TranscriptItem) -> None:
         self.items.append(item)
+        if not self._broker.closed:
+            self._broker.publish_critical(Notice(kind=_TRANSCRIPT_ITEM, item=item))
 
     def set_turn_id(self, turn_id: str) -> None:
+        self.turn_open = True
         self._broker.turn_id = turn_id
 
     @property
@@ -142,6 +148,7 @@ class RunContextImpl:
 
     async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
         self._turns += 1
+        self.turn_open = False
         self.usage = Usage.add(self.usage, usage)
         turn_text = text if text is not None else "".join(self._turn_text)
         self._turn_text.clear()
@@ -173,7 +180,7 @@ class RunContextImpl:
         return True
 
     def message_delivered(self, m: ClaimedMessage, boundary: str, mechanism: str) -> None:
-        self.items.append(
+        self.transcript(
             TranscriptItem(
                 kind="message",
                 text=m.original,

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from .._enums import Timing
-from .._errors import AdaptorError, ConfigError
+from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
 from ..driver._spi import Descriptor, Driver
 from ..threadstore._memory import MemoryStore
 from ..threadstore._protocol import Store
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
+from ._checks import check_construction
 from ._execution import Execution, RunHost
 from ._options import AgentSettings, agent_settings, merge_run, split_call
-from ._slots import ProcessSlots
+from ._slots import ProcessSlots, describe_failure
 
 
 class Engine:
@@ -26,6 +26,7 @@ class Engine:
     def __init__(self, driver: Driver, options: Mapping[str, Any]) -> None:
         self.driver = driver
         self.settings: AgentSettings = agent_settings(options)
+        check_construction(self.settings)
         self.descriptor: Descriptor = driver.descriptor()
         self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
         self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
@@ -117,8 +118,15 @@ class Engine:
                 st.standby.cancel()
         if pending:
             await asyncio.wait([ex.task for ex in pending], timeout=timeout)
-        await self.slots.close_all(timeout)
+        failures = await self.slots.close_all(timeout)
         closer = getattr(self.driver, "aclose", None)
         if callable(closer):
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.wait_for(closer(), timeout)
+            except Exception as exc:
+                failures.append(f"the driver's aclose(): {describe_failure(exc, timeout)}")
+        if failures:
+            raise AgentCloseError(
+                "Agent.close() left cleanup incomplete (call close() again to retry): " + "; ".join(failures),
+                failures=failures,
+            )

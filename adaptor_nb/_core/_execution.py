@@ -32,6 +32,7 @@ from .._events import (
     Notice,
     RunFinished,
     RunStarted,
+    TurnEnd,
 )
 from .._policy import Author
 from .._result import RawStreams, Result
@@ -53,6 +54,7 @@ from ._context import RunContextImpl
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
+from ._services import RunServices
 from ._slots import ProcessSlots
 
 STDERR_TAIL = 4000
@@ -112,8 +114,10 @@ class Execution:
             settings.on_approval,
             run_id=self.run_id,
             retry_supported=self.desc.approvals.retry,
+            wait_for_consumer=binding.standby.wait_for_consumer if binding and binding.standby else None,
         )
         self.ctx: RunContextImpl | None = None
+        self.run_services = RunServices(settings.run_services, self.run_id, self.broker)
         self._config_error = config_error
         self._driver_task: asyncio.Task[DriverOutcome] | None = None
         self._cancel_cause = ""
@@ -217,6 +221,7 @@ class Execution:
                 return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
         self._check_cancelled()
         self._run_started()
+        await self._attach_services()
         outcome = await self._invoke(schema)
         self.last_outcome = outcome
         outcome = await self._continue_by_resume(outcome, schema)
@@ -225,6 +230,42 @@ class Execution:
         if schema is not None:
             self._apply_schema(schema, outcome, result)
         return result
+
+    async def _attach_services(self) -> None:
+        """Attach the run service providers before launch (their preambles go in front of the prompt)."""
+        if not self.settings.run_services:
+            return
+        try:
+            await self.run_services.attach()
+        except AdaptorError:
+            raise
+        except Exception as exc:
+            raise RunError.for_reason(
+                FailureReason.AGENT_ERROR,
+                f"a run service provider failed to attach: {type(exc).__name__}: {exc}",
+                result=self._partial(),
+            ) from exc
+        self._check_cancelled()
+
+    async def _detach_services(self, result: Result | None, error: BaseException | None) -> BaseException | None:
+        """Collect attachment results, then detach (bounded); cleanup errors join the outcome."""
+        target = result if result is not None else (error.result if isinstance(error, RunError) else None)
+        subagents, errors = self.run_services.results()
+        errors += await self.run_services.detach()
+        if target is not None:
+            target._subagents.extend(subagents)
+            target._services.extend(self.run_services.services())
+        if not errors:
+            return error
+        message = "run service cleanup failed: " + "; ".join(errors)
+        if error is None:
+            return RunError.for_reason(
+                FailureReason.AGENT_ERROR, message, result=result, details={"cleanup_errors": errors}
+            )
+        if isinstance(error, RunError):
+            error.details.setdefault("cleanup_errors", errors)
+        error.add_note(message)
+        return error
 
     def notice(self, notice: Notice) -> None:
         """Publish a core notice; notices from planning wait until RunStarted has gone out."""
@@ -304,6 +345,7 @@ class Execution:
         fork = plan.fork if plan else False
         if plan is not None and plan.prefix:
             prompt = plan.prefix + prompt
+        prompt = self.run_services.preamble + prompt
         if self.binding is not None and self.settings.spawn:
             await self._host.slots.close(self.thread_key)
         try:
@@ -313,11 +355,16 @@ class Execution:
                 raise
             plan.fell_back = True
             self.binding.fall_back(plan, "resume_rejected", str(exc), self.notice)
-            return await self._run_driver(self._invocation(schema, plan.prefix + self.prompt, resume=None, fork=False))
+            return await self._run_driver(
+                self._invocation(
+                    schema, self.run_services.preamble + plan.prefix + self.prompt, resume=None, fork=False
+                )
+            )
 
     async def _run_driver(self, inv: Invocation) -> DriverOutcome:
         self._check_cancelled()
         assert self.ctx is not None
+        self.ctx.turn_open = True
         task = self._loop.create_task(self.driver.run(inv, self.ctx))
         self._driver_task = task
         timeout = self.settings.timeout
@@ -342,7 +389,8 @@ class Execution:
             )
         exc = task.exception()
         if exc is None and self._cancel_cause:
-            # The driver swallowed the cancellation: the run was still cancelled.
+            # The driver swallowed the cancellation: the run was still cancelled (its answer ended no turn).
+            self.ctx.turn_open = False
             raise RunCancelled(self._cancel_cause, result=self._partial(task.result()))
         if exc is None:
             outcome = task.result()
@@ -483,6 +531,10 @@ class Execution:
             result._messages = final_messages
         if isinstance(error, RunError) and error.result is not None:
             error.result._messages = final_messages
+        if self.run_services.active:
+            joined = await self._detach_services(result, error)
+            if joined is not error:
+                error, result = joined, None
         if self.binding is not None and self.plan is not None:
             try:
                 await self.binding.finish(
@@ -505,6 +557,13 @@ class Execution:
             if result is not None
             else (error.result.usage if isinstance(error, RunError) and error.result else None)
         )
+        ctx = self.ctx
+        if self._started and isinstance(error, AdaptorError) and ctx is not None and ctx.turn_open:
+            # The turn in progress failed: it still gets its TurnEnd, carrying the error.
+            partial = Result(turns=1, run_id=self.run_id, text=ctx.current_text(), thread_key=self.thread_key)
+            self.broker.publish_critical(TurnEnd(turn=ctx.turns + 1, result=partial, err=error))
+            if isinstance(error, RunError) and error.result is not None:
+                error.result.turns = ctx.turns + 1  # the failed turn was a provider turn too
         if self._started:
             self.broker.publish_critical(
                 RunFinished(

@@ -347,6 +347,14 @@ class MessageQueue:
         self._space.set()
         self._changed.set()
 
+    def fail_unstarted(self, msg_id: str, text: str, author: Author, timing: Timing, reason: MessageFailure) -> None:
+        """Report input that never reached this run's queue (a Standby's queued execution) as failed here."""
+        e = _Entry(msg_id, text, text, author, timing, state="failed", reason=reason)
+        self._entries.append(e)
+        self._by_id.setdefault(msg_id, e)
+        if not self._broker.closed:
+            self._emit(e)
+
     def outcomes(self) -> list[MessageOutcome]:
         return [e.outcome() for e in self._entries]
 

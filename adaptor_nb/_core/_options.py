@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._enums import Timing
 from .._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
-from .._policy import Author, Identity, Policy
+from .._policy import Author, Identity, MessageContext, Policy
 
 if TYPE_CHECKING:
     from ..mcp import Server
@@ -117,6 +117,16 @@ class RunSettings:
 
     def has_execution_options(self) -> bool:
         return self != RunSettings()
+
+    def cap_message_turns(self, remaining: int) -> RunSettings:
+        """These settings with the message turn budget lowered to ``remaining`` (never raised); every other
+        policy field is kept. For composite runners; a nonpositive budget is a ValueError."""
+        if isinstance(remaining, bool) or not isinstance(remaining, int) or remaining <= 0:
+            raise ValueError(f"cap_message_turns needs a positive turn budget, got {remaining!r}")
+        messages = self.policy.messages
+        if messages.effective_max_turns <= remaining:
+            return self
+        return replace(self, policy=replace(self.policy, messages=replace(messages, max_turns=remaining)))
 
 
 @dataclass(frozen=True)
@@ -285,3 +295,26 @@ def split_call(options: Mapping[str, Any], where: str = "send") -> tuple[dict[st
     shared = {k: v for k, v in options.items() if k in SHARED_OPTIONS}
     call = {k: v for k, v in options.items() if k in CALL_ONLY}
     return shared, call
+
+
+def message_attributes(**options: Any) -> MessageContext:
+    """The message attributes (id, author, timing) of a set of send options, for composite runners.
+
+    Only message options are read, later values over earlier ones; execution options are ignored without being
+    applied. Defaults: a human author, ``Timing.SOON`` and no generated id (``id`` stays empty).
+    """
+    msg_id = options.get("id") or ""
+    author = options.get("author")
+    when = options.get("when")
+    if not isinstance(msg_id, str):
+        raise ConfigError(f"id must be a string, got {msg_id!r}", option="id")
+    if author is not None and not isinstance(author, Author):
+        raise ConfigError(f"author must be an Author, got {author!r}", option="author")
+    if when is not None and not isinstance(when, Timing):
+        raise ConfigError(f"when must be a Timing, got {when!r}", option="when")
+    return MessageContext(id=msg_id, text="", author=author or Author(), timing=when or Timing.SOON)
+
+
+from .._naming import publish as _publish  # noqa: E402
+
+_publish(__name__, globals())

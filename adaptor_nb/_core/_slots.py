@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from ..driver._spi import ProcessSlot
 
@@ -26,8 +25,21 @@ class ProcessSlots:
         if slot is not None:
             await slot.close()
 
-    async def close_all(self, timeout: float) -> None:
-        slots, self._slots = list(self._slots.values()), {}
-        for slot in slots:
-            with contextlib.suppress(Exception):
+    async def close_all(self, timeout: float) -> list[str]:
+        """Close every slot; a slot whose close fails or times out is kept for a later retry and named in the result."""
+        failures: list[str] = []
+        for key, slot in list(self._slots.items()):
+            try:
                 await asyncio.wait_for(slot.close(), timeout)
+            except Exception as exc:  # kept for a later close(); the other slots are still closed
+                failures.append(f"the process of thread {key!r}: {describe_failure(exc, timeout)}")
+            else:
+                if self._slots.get(key) is slot:
+                    del self._slots[key]
+        return failures
+
+
+def describe_failure(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"timed out after {timeout:g} s"
+    return f"{type(exc).__name__}: {exc}"

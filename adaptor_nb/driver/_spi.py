@@ -153,7 +153,12 @@ class ProcessSlot:
         self.value = None
         self.fingerprint = ""
         if closer is not None:
-            await closer()
+            try:
+                await closer()
+            except BaseException:
+                if self._closer is None:  # incomplete cleanup stays retryable by a later close()
+                    self._closer = closer
+                raise
 
 
 @dataclass(frozen=True)

@@ -148,12 +148,6 @@ async def test_async_with_closes_the_agent() -> None:
         ("agent", "skills", ["lint"]),
         ("send", "profile_resources", object()),
         ("send", "workspace_spec", object()),
-        ("agent", "tools", [object()]),
-        ("agent", "profile", object()),
-        ("agent", "skill_provider", object()),
-        ("agent", "skill_materializer", object()),
-        ("agent", "workspace_manager", object()),
-        ("agent", "service_manager", object()),
     ],
 )
 async def test_resources_nothing_can_use_yet_fail_before_launch_instead_of_being_ignored(

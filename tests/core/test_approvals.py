@@ -192,9 +192,41 @@ async def test_no_handler_and_result_first_applies_the_fallback_at_once_with_a_n
     assert any(isinstance(e, Notice) and "no handler" in e.text for e in events)
 
 
+class _AskedPort:
+    """The run's approval port, seen through a driver that says when it asked (a user driver's view)."""
+
+    def __init__(self, port, asked: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+        self._port, self._asked = port, asked
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._port, name)
+
+    async def request(self, spec):  # type: ignore[no-untyped-def]
+        self._asked.set()  # the real request is published before its first await
+        return await self._port.request(spec)
+
+
+class _AskedContext:
+    def __init__(self, ctx, asked: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+        self._ctx, self.approvals = ctx, _AskedPort(ctx.approvals, asked)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._ctx, name)
+
+
+class _TellsWhenItAsks(ref.Driver):
+    def __init__(self, asked: asyncio.Event, **kw) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kw)
+        self.asked = asked
+
+    async def run(self, invocation, ctx):  # type: ignore[no-untyped-def]
+        return await super().run(invocation, _AskedContext(ctx, self.asked))
+
+
 async def test_request_before_events_waits_for_the_subscriber() -> None:
-    stream = Agent(ref.Driver(scenario=TOOL)).send("go", policy=ask_policy(timeout=-1))
-    await asyncio.sleep(0.01)  # let the request be raised before anyone subscribes
+    asked = asyncio.Event()
+    stream = Agent(_TellsWhenItAsks(asked, scenario=TOOL)).send("go", policy=ask_policy(timeout=-1))
+    await asked.wait()  # the request is raised before anyone subscribes
     req, _ = await first_request(stream)
     req.approve()
     assert (await stream).text == "after"

@@ -31,6 +31,8 @@ EXPECTED_PUBLIC = {
     "ThreadIncompatibleError", "ThreadLeaseLostError", "ThreadNotFoundError", "Timing", "ToolCall", "ToolResult",
     "TranscriptItem", "TranscriptMessage", "TurnEnd", "Usage", "approve_all", "compose_results", "deny_all",
     "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension", "with_meta",
+    "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
+    "RunAttachment", "RunEventSource", "RunServiceProvider", "EnvironmentReport", "EnvironmentStatus",
 }  # fmt: skip
 
 
