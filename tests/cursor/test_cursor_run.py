@@ -113,8 +113,8 @@ def test_invalid_config_fails_before_launch(workspace: Path) -> None:
         cursor.Driver(cursor.Config(mode="yolo")).validate_config()
     with pytest.raises(InvalidDriverConfigError, match="extra_args"):
         cursor.Driver(cursor.Config(extra_args=["--force"])).validate_config()
-    with pytest.raises(InvalidDriverConfigError, match="secret_env"):
-        cursor.Driver(cursor.Config(env={"CURSOR_API_KEY": "x"})).validate_config()
+    with pytest.raises(InvalidDriverConfigError, match="hook_relay"):
+        cursor.Driver(cursor.Config(hook_relay=[""])).validate_config()
 
 
 def test_a_missing_cli_names_the_command_and_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,5 +70,3 @@ class Config(CommonConfig):
         for arg in self.extra_args:
             if arg.split("=", 1)[0] in RESERVED_ARGS:
                 raise bad("extra_args", f"{arg!r} is managed by the driver and cannot be passed as an extra argument")
-        if "CURSOR_API_KEY" in self.env:
-            raise bad("env", "CURSOR_API_KEY is a secret: pass it in secret_env so it stays out of events and reprs")
