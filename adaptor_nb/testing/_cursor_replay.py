@@ -21,6 +21,8 @@ Replay options (before or among the driver's arguments, each ``--replay-NAME VAL
 * ``--replay-die-after N``: SIGKILL itself after printing N lines;
 * ``--replay-hang-after N``: after N lines, wait until killed;
 * ``--replay-gate N=FIFO``: before line N, wait until a writer opens and closes the named pipe FIFO;
+* ``--replay-gate-when REGEX`` / ``--replay-fail-when REGEX``: gate only (fail at once, after ``system/init``)
+  when the prompt matches REGEX;
 * ``--replay-exit CODE``: the exit code for a recording without a terminal line (default 1).
 
 RECORDING ``@answer`` makes it answer instead of replaying: ``system/init``, the text after ``Reply with exactly:``
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -171,10 +174,17 @@ def _terminal(line: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") in ("result", "run.completed")
 
 
-def _play(lines: list[bytes], replay: dict[str, list[str]]) -> int:
+def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str) -> int:
     die = int(replay["die-after"][-1]) if "die-after" in replay else -1
     hang = int(replay["hang-after"][-1]) if "hang-after" in replay else -1
     gates = {int(k): v for k, _, v in (g.partition("=") for g in replay.get("gate", []))}
+    if any(not re.search(w, prompt) for w in replay.get("gate-when", [])):
+        gates = {}
+    if any(re.search(w, prompt) for w in replay.get("fail-when", [])):
+        sys.stdout.buffer.write(lines[0] + b"\n")
+        sys.stdout.flush()
+        sys.stderr.write("error: the model request failed\n")
+        return 1
     out = sys.stdout.buffer
     ended = False
     for n, line in enumerate(lines):
@@ -233,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             recording = path
     lines = _answer_lines(prompt, flags) if recording == "@answer" else _load(recording)
     try:
-        return _play(lines, replay)
+        return _play(lines, replay, prompt)
     except BrokenPipeError:
         return 0
 
