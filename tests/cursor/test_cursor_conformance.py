@@ -14,7 +14,7 @@ from adaptor_nb.testing import ConformanceCase, cursor_replay_command, run_drive
 
 @contextlib.contextmanager
 def _gate_keeper(fifo: str, case: ConformanceCase) -> Iterator[None]:
-    """Opens the gate FIFO for each held run (the replay is then waiting at it) and closes it when the hold is released."""
+    """Opens the gate FIFO for each held run (the replay waits at it) and closes it once the hold is released."""
     stop = threading.Event()
 
     def keep() -> None:
@@ -64,4 +64,5 @@ async def test_the_cursor_driver_passes_the_conformance_suite() -> None:
     report = await run_driver_conformance(make_factory(), timeout=60, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
-    assert {"event_ordering", "messages_soon", "messages_after_turn", "checkpoints", "cancellation"} <= set(report.passed)
+    wanted = {"event_ordering", "messages_soon", "messages_after_turn", "checkpoints", "cancellation"}
+    assert wanted <= set(report.passed)
