@@ -224,3 +224,18 @@ async def test_supplemental_messages_continue_by_resume(make_driver, tmp_path: P
     assert "and one more thing" in calls[1]["prompt"] and "--resume" in calls[1]["argv"]
     codes = [n.metadata.get("code") for n in of(events, Notice)]
     assert "cursor_hook_unavailable" in codes
+
+
+async def test_agent_close_reaps_a_running_turn(make_driver) -> None:
+    agent = Agent(make_driver("two-messages.jsonl", "--replay-hang-after", "3"))
+    stream = agent.send("go")
+    pid = 0
+    async for ev in stream.events():
+        if isinstance(ev, ProcessInfo) and ev.kind is ProcessKind.SPAWN:
+            pid = ev.data["pid"]
+        if isinstance(ev, TextDelta) and ev.text:
+            break
+    await agent.close()
+    assert pid and not alive(pid)
+    with pytest.raises(RunCancelled):
+        await stream.result()
