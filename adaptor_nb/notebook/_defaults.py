@@ -85,7 +85,7 @@ async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | No
 
 
 async def choose_default(env: Mapping[str, str] | None = None, home: Path | None = None) -> DriverChoice:
-    """The first usable of Claude and Codex, else the reference driver; ``ADAPTOR_NB_DRIVER`` pins a name."""
+    """The first usable of Claude, Codex and Cursor, else the reference driver; ``ADAPTOR_NB_DRIVER`` pins a name."""
     env = os.environ if env is None else env
     pinned = env.get(DRIVER_ENV, "").strip().lower()
     if pinned:
@@ -93,7 +93,7 @@ async def choose_default(env: Mapping[str, str] | None = None, home: Path | None
             return DriverChoice("reference", make_driver("reference"), OFFLINE_NOTE)
         return DriverChoice(pinned, make_driver(pinned))
     skipped: dict[str, str] = {}
-    for name in ("claude", "codex"):
+    for name in ("claude", "codex", "cursor"):
         driver, why = await probe(name, env, home)
         if driver is not None:
             return DriverChoice(name, driver, skipped=skipped)

@@ -28,6 +28,7 @@ _PUBLIC: dict[str, str] = {
     "ThinkingBlock": "._anthropic",
     "ToolCallSpec": "._openai",
     "ToolUseBlock": "._anthropic",
+    "cursor_replay_command": "._cursor_replay",
     "default_prompt": ".conformance",
     "example_for_schema": "._openai",
     "find_cli": "._clis",
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ._anthropic import ThinkingBlock as ThinkingBlock
     from ._anthropic import ToolUseBlock as ToolUseBlock
     from ._clis import find_cli as find_cli
+    from ._cursor_replay import cursor_replay_command as cursor_replay_command
     from ._openai import FakeOpenAIServer as FakeOpenAIServer
     from ._openai import RecordedRequest as OpenAIRequest  # noqa: F401  (re-exported under this name by _PUBLIC)
     from ._openai import Reply as OpenAIReply  # noqa: F401  (re-exported under this name by _PUBLIC)

@@ -1,0 +1,221 @@
+"""The Cursor Agent driver: descriptor, validation, one process per turn, inspection."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from typing import Any
+
+from ...driver import (
+    Boundary,
+    ConfigError,
+    ContinueMode,
+    Descriptor,
+    DriverOutcome,
+    EnvironmentCheck,
+    EnvironmentReport,
+    EnvironmentStatus,
+    IdentityCodec,
+    Invocation,
+    MessageCapabilities,
+    ModelInfo,
+    Notice,
+    NoticeKind,
+    RunContext,
+    StructuredOutputCapabilities,
+    capture_output,
+    resolve_command,
+)
+from ._approvals import APPROVALS
+from ._command import build_launch, config_fingerprint
+from ._config import DEFAULT_COMMAND, INSTALL_HINT, Config
+from ._mcp import TRANSPORTS as MCP_TRANSPORTS
+from ._process import CursorProcess
+from ._session import PROVIDER, CursorTurn
+
+# Print mode reads stdin once, so input cannot reach a running turn: queued SOON and AFTER_TURN messages start the
+# next turn by resuming the session (the core's ContinueMode.RESUME); INTERRUPT is not declared, so it is refused.
+MESSAGES = MessageCapabilities(
+    boundaries=frozenset({Boundary.TURN_END}),
+    interrupt=False,
+    continue_mode=ContinueMode.RESUME,
+)
+HOOK_NOTICE = (
+    "Cursor hooks are unavailable to this driver: supplemental input is delivered at turn end by resuming the session"
+)
+
+
+class Driver:
+    """Runs Cursor Agent (``agent -p --output-format stream-json``), a fresh process for every turn.
+
+    Example::
+
+        from adaptor_nb.drivers import cursor
+        agent = Agent(cursor.Driver(cursor.Config(model="gpt-5", secret_env={"CURSOR_API_KEY": key})))
+    """
+
+    session_codec = IdentityCodec()
+
+    def __init__(self, config: Config | None = None, **fields: Any) -> None:
+        cfg = config if config is not None else Config()
+        if not isinstance(cfg, Config):
+            raise TypeError(f"cursor.Driver() takes a cursor.Config, got {type(cfg).__name__}")
+        if fields:
+            cfg = replace(cfg, **fields)
+        self.config = cfg
+
+    @property
+    def name(self) -> str:
+        return "cursor"
+
+    def __repr__(self) -> str:
+        c = self.config
+        parts = [f"model={c.model!r}"] if c.model else []
+        if c.mode:
+            parts.append(f"mode={c.mode!r}")
+        if c.command:
+            parts.append(f"command={c.command[0]!r}")
+        if c.secret_env:
+            parts.append(f"secret_env=<{len(c.secret_env)} hidden>")
+        return f"cursor.Driver({', '.join(parts)})"
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(
+            name="cursor",
+            provider=PROVIDER,
+            messages=MESSAGES,
+            approvals=APPROVALS,
+            structured_output=StructuredOutputCapabilities(native=False, prompted=True),
+            resume=True,
+            fork=False,
+            persistent=False,
+            mcp=MCP_TRANSPORTS,
+        )
+
+    def validate_config(self) -> None:
+        """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
+        self.config.validate()
+        self.command()
+
+    def command(self) -> list[str]:
+        """The CLI argv prefix (Config.command, or ``agent`` found on PATH)."""
+        return resolve_command(self.config.command, DEFAULT_COMMAND, INSTALL_HINT, "cursor")
+
+    def config_fingerprint(self) -> str:
+        return config_fingerprint(self.config)
+
+    # -- runs --------------------------------------------------------------------------------------------
+
+    async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+        self.validate_config()
+        launch = build_launch(self.config, self.command(), invocation)
+        if ctx.messages is not None:
+            await ctx.emit(
+                Notice(
+                    kind=NoticeKind.LIFECYCLE.value,
+                    text=HOOK_NOTICE,
+                    metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
+                )
+            )
+        proc = await CursorProcess.start(launch, ctx.raw_stderr)
+        turn = CursorTurn(
+            proc,
+            ctx,
+            partial=self.config.partial_output,
+            model=invocation.model or self.config.model,
+            grace=self.config.grace_period,
+        )
+        outcome = await turn.execute()
+        outcome.checkpoint_data["workspace"] = launch.cwd
+        outcome.checkpoint_data["mode"] = self.config.mode or "agent"
+        return outcome
+
+    # -- inspection --------------------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.config.env)
+        env.update(self.config.secret_env)
+        return env
+
+    def _auth_source(self) -> str:
+        env = self._env()
+        if env.get("CURSOR_API_KEY"):
+            return "CURSOR_API_KEY"
+        home = env.get("HOME", os.path.expanduser("~"))
+        config_home = env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        for path in (os.path.join(config_home, "cursor", "auth.json"), os.path.join(home, ".cursor", "auth.json")):
+            if os.path.isfile(path):
+                return "cursor login"
+        return ""
+
+    async def probe_environment(self) -> EnvironmentReport:
+        """CLI found, its version and the credentials, without starting a model task."""
+        checks: list[EnvironmentCheck] = []
+        try:
+            self.config.validate()
+            command = self.command()
+        except ConfigError as exc:
+            checks.append(EnvironmentCheck("cli", False, str(exc)))
+            return EnvironmentReport(
+                driver="cursor", status=EnvironmentStatus.MISSING, checks=tuple(checks), messages=MESSAGES
+            )
+        checks.append(EnvironmentCheck("cli", True, command[0]))
+        version = ""
+        try:
+            out = await capture_output([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
+            version = out.strip().split()[0] if out.strip() else ""
+            checks.append(EnvironmentCheck("version", bool(version), out.strip()))
+        except (OSError, TimeoutError) as exc:
+            checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
+        auth = self._auth_source()
+        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no CURSOR_API_KEY and no `agent login` found"))
+        checks.append(EnvironmentCheck("hooks", False, HOOK_NOTICE))
+        status = EnvironmentStatus.OK if version and auth else EnvironmentStatus.DEGRADED
+        return EnvironmentReport(
+            driver="cursor",
+            status=status,
+            version=version,
+            command=tuple(command),
+            auth_source=auth,
+            checks=tuple(checks),
+            messages=MESSAGES,
+        )
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models ``agent models`` lists (no model request is made); empty when the CLI lists none."""
+        self.config.validate()
+        try:
+            out = await capture_output([*self.command(), "models"], self._env(), timeout=self.config.startup_timeout)
+        except (OSError, TimeoutError):
+            return []
+        return parse_models(out)
+
+
+def parse_models(out: str) -> list[ModelInfo]:
+    """Model lines as ``id``, ``id - Name`` or ``id (default)``; a JSON list of ``{"id", "name"}`` also works."""
+    text = out.strip()
+    if text.startswith("["):
+        try:
+            rows = json.loads(text)
+        except ValueError:
+            rows = []
+        return [
+            ModelInfo(id=str(r["id"]), name=str(r.get("name") or r["id"]), default=bool(r.get("default")))
+            for r in rows
+            if isinstance(r, dict) and r.get("id")
+        ]
+    models: list[ModelInfo] = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("*-• ").strip()
+        if not line or line.endswith(":") or " " in line.split(" - ", 1)[0].replace(" (default)", ""):
+            continue
+        default = "(default)" in line or "(current)" in line
+        line = line.replace("(default)", "").replace("(current)", "").strip()
+        ident, _, name = line.partition(" - ")
+        models.append(ModelInfo(id=ident.strip(), name=name.strip() or ident.strip(), default=default))
+    return models
+
+
+__all__ = ["Driver", "parse_models"]

@@ -1,0 +1,252 @@
+"""A stand-in for the Cursor Agent CLI that replays a recorded stream-json file, for tests and for users' recordings.
+
+Run it as the driver's command::
+
+    cursor.Config(command=[sys.executable, "-m", "adaptor_nb.testing._cursor_replay", "RECORDING", *options])
+
+(``cursor_replay_command(RECORDING, ...)`` builds that list). The driver's own arguments follow. Like the real CLI
+it takes ``-p --output-format stream-json [--stream-partial-output] --workspace DIR [--trust] [--resume ID]
+[--model M] [--mode agent|ask|plan] [--force|--yolo]``, reads the prompt on stdin, refuses an unknown flag or a
+prompt on the command line with exit code 1, then prints the recording one line at a time. A recording that ends
+without a ``result`` (or ``run.completed``) line makes it exit with code 1, like a CLI that died mid-turn.
+``--version`` and ``models`` answer without a recording.
+
+Replay options (before or among the driver's arguments, each ``--replay-NAME VALUE``):
+
+* ``--replay-on-resume ID=FILE``: replay FILE instead when the driver passes ``--resume ID``;
+* ``--replay-expect FLAG`` / ``--replay-expect FLAG=VALUE``: exit 2 unless argv has FLAG (with VALUE);
+* ``--replay-forbid FLAG``: exit 2 if argv has FLAG;
+* ``--replay-log PATH``: append one JSON line (argv, prompt, cwd, whether ``CURSOR_API_KEY`` was set);
+* ``--replay-stderr TEXT``: write TEXT to stderr first;
+* ``--replay-die-after N``: SIGKILL itself after printing N lines;
+* ``--replay-hang-after N``: after N lines, wait until killed;
+* ``--replay-gate N=FIFO``: before line N, wait until a writer opens and closes the named pipe FIFO;
+* ``--replay-gate-when REGEX`` / ``--replay-fail-when REGEX``: gate only (fail at once, after ``system/init``)
+  when the prompt matches REGEX;
+* ``--replay-exit CODE``: the exit code for a recording without a terminal line (default 1).
+
+RECORDING ``@answer`` makes it answer instead of replaying: ``system/init``, the text after ``Reply with exactly:``
+in the prompt as assistant messages, and a ``result``; the session id is the ``--resume`` id or a fresh one.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import uuid
+from typing import Any
+
+__all__ = ["VERSION", "cursor_replay_command", "main"]
+
+VERSION = "2026.01.01-replay"
+MODELS = ("auto - Auto (default)", "gpt-5 - GPT-5", "sonnet-4.5 - Claude 4.5 Sonnet")
+_VALUED = {"--output-format", "--workspace", "--resume", "--model", "-m", "--mode", "--api-key"}
+_SWITCHES = {"-p", "--print", "--stream-partial-output", "--trust", "--force", "-f", "--yolo"}
+_MODES = ("agent", "ask", "plan")
+_MARKER = "Reply with exactly:"
+
+
+def cursor_replay_command(recording: str, *options: str, python: str | None = None) -> list[str]:
+    """The argv prefix that runs this stand-in on ``recording`` with replay ``options`` (``--replay-...``)."""
+    return [python or sys.executable, "-m", "adaptor_nb.testing._cursor_replay", recording, *options]
+
+
+class Usage(Exception):
+    """A command line the real CLI would refuse."""
+
+
+def _split(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """Replay options (``--replay-x V``) apart from the CLI's own arguments."""
+    replay: dict[str, list[str]] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("--replay-"):
+            if i + 1 >= len(argv):
+                raise Usage(f"{arg} needs a value")
+            replay.setdefault(arg[len("--replay-") :], []).append(argv[i + 1])
+            i += 2
+            continue
+        rest.append(arg)
+        i += 1
+    return replay, rest
+
+
+def _parse_cli(args: list[str]) -> dict[str, str]:
+    """The CLI's flags as a dict (switches map to ""); raises Usage like the CLI would."""
+    flags: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if name in _VALUED:
+            if not eq:
+                if i + 1 >= len(args):
+                    raise Usage(f"error: option '{name}' argument missing")
+                value = args[i + 1]
+                i += 1
+            flags[name] = value
+        elif arg in _SWITCHES:
+            flags[arg] = ""
+        elif arg.startswith("-"):
+            raise Usage(f"error: unknown option '{arg}'")
+        else:
+            raise Usage(f"replay: unexpected argument {arg!r}: the prompt must come on stdin, not on the command line")
+        i += 1
+    if "-p" not in flags and "--print" not in flags:
+        raise Usage("replay: -p/--print is required for headless output")
+    if flags.get("--output-format") != "stream-json":
+        raise Usage(f"replay: --output-format must be stream-json, got {flags.get('--output-format')!r}")
+    workspace = flags.get("--workspace", "")
+    if not workspace or not os.path.isdir(workspace):
+        raise Usage(f"replay: --workspace must name an existing directory, got {workspace!r}")
+    if "--mode" in flags and flags["--mode"] not in _MODES:
+        raise Usage(f"error: option '--mode' must be one of {', '.join(_MODES)}")
+    return flags
+
+
+def _check(replay: dict[str, list[str]], flags: dict[str, str]) -> None:
+    for want in replay.get("expect", []):
+        name, eq, value = want.partition("=")
+        if name not in flags or (eq and flags[name] != value):
+            got = flags.get(name, "<absent>")
+            raise Usage(f"replay: expected {want!r} in the command line, got {name} {got!r}")
+    for name in replay.get("forbid", []):
+        if name in flags:
+            raise Usage(f"replay: {name} must not be passed")
+
+
+def _answer_lines(prompt: str, flags: dict[str, str]) -> list[bytes]:
+    session = flags.get("--resume") or f"replay-{uuid.uuid4().hex[:12]}"
+    _, found, tail = prompt.partition(_MARKER)
+    reply = tail.strip().splitlines()[0].strip() if found and tail.strip() else "OK"
+    words = reply.split(" ")
+    chunks = [w if i == 0 else " " + w for i, w in enumerate(words)]
+    frames: list[dict[str, Any]] = [
+        {
+            "type": "system",
+            "subtype": "init",
+            "apiKeySource": "env" if os.environ.get("CURSOR_API_KEY") else "login",
+            "cwd": flags["--workspace"],
+            "session_id": session,
+            "model": flags.get("--model") or "auto",
+            "permissionMode": "default",
+        }
+    ]
+    content = [{"type": "text", "text": prompt}]
+    frames.append({"type": "user", "message": {"role": "user", "content": content}, "session_id": session})
+    for chunk in chunks:
+        message = {"role": "assistant", "content": [{"type": "text", "text": chunk}]}
+        frames.append({"type": "assistant", "message": message, "session_id": session})
+    frames.append(
+        {
+            "type": "result",
+            "subtype": "success",
+            "duration_ms": 1,
+            "duration_api_ms": 1,
+            "is_error": False,
+            "result": reply,
+            "session_id": session,
+            "request_id": f"req-{uuid.uuid4().hex[:8]}",
+        }
+    )
+    return [json.dumps(f).encode() for f in frames]
+
+
+def _load(path: str) -> list[bytes]:
+    with open(path, "rb") as fh:
+        return [line.rstrip(b"\r\n") for line in fh if line.strip()]
+
+
+def _terminal(line: bytes) -> bool:
+    if b'"result"' not in line and b'"run.completed"' not in line:
+        return False
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") in ("result", "run.completed")
+
+
+def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str) -> int:
+    die = int(replay["die-after"][-1]) if "die-after" in replay else -1
+    hang = int(replay["hang-after"][-1]) if "hang-after" in replay else -1
+    gates = {int(k): v for k, _, v in (g.partition("=") for g in replay.get("gate", []))}
+    if any(not re.search(w, prompt) for w in replay.get("gate-when", [])):
+        gates = {}
+    if any(re.search(w, prompt) for w in replay.get("fail-when", [])):
+        sys.stdout.buffer.write(lines[0] + b"\n")
+        sys.stdout.flush()
+        sys.stderr.write("error: the model request failed\n")
+        return 1
+    out = sys.stdout.buffer
+    ended = False
+    for n, line in enumerate(lines):
+        if n in gates:
+            with open(gates[n], "rb") as gate:
+                gate.read()
+        if n == die:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if n == hang:
+            threading.Event().wait()
+        out.write(line + b"\n")
+        out.flush()
+        ended = ended or _terminal(line)
+    if len(lines) == die:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if len(lines) == hang:
+        threading.Event().wait()
+    if ended:
+        return 0
+    sys.stderr.write("replay: the recording ended without a result line\n")
+    return int(replay["exit"][-1]) if "exit" in replay else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--version" in args:
+        print(VERSION)
+        return 0
+    try:
+        if not args:
+            raise Usage("usage: python -m adaptor_nb.testing._cursor_replay RECORDING [options] [CLI arguments]")
+        recording, rest = args[0], args[1:]
+        if rest[:1] == ["models"] or recording == "models":
+            print("Available models\n\n" + "\n".join(MODELS))
+            return 0
+        replay, cli = _split(rest)
+        flags = _parse_cli(cli)
+        _check(replay, flags)
+    except Usage as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1 if str(exc).startswith("error:") or "stdin" in str(exc) else 2
+    prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
+    for path in replay.get("log", []):
+        entry = {"argv": cli, "prompt": prompt, "cwd": os.getcwd(), "api_key": bool(os.environ.get("CURSOR_API_KEY"))}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry) + "\n")
+    if not prompt.strip():
+        sys.stderr.write("error: no prompt given on stdin\n")
+        return 1
+    for text in replay.get("stderr", []):
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    for pair in replay.get("on-resume", []):
+        sid, _, path = pair.partition("=")
+        if flags.get("--resume") == sid:
+            recording = path
+    lines = _answer_lines(prompt, flags) if recording == "@answer" else _load(recording)
+    try:
+        return _play(lines, replay, prompt)
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
