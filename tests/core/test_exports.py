@@ -30,7 +30,8 @@ EXPECTED_PUBLIC = {
     "ThreadAlreadyExistsError", "ThreadBusyError", "ThreadCheckpointMissingError", "ThreadError",
     "ThreadIncompatibleError", "ThreadLeaseLostError", "ThreadNotFoundError", "Timing", "ToolCall", "ToolResult",
     "TranscriptItem", "TranscriptMessage", "TurnEnd", "Usage", "approve_all", "compose_results", "deny_all",
-    "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension", "with_meta",
+    "load_ipython_extension", "map_rows", "map_rows_sync", "run_as", "run_sync", "unload_ipython_extension",
+    "with_meta",
 }  # fmt: skip
 
 
