@@ -7,6 +7,7 @@ import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._errors import ConfigError
 from ._attempt import run_row
 from ._executor import RowSettings
 from ._row import RowJob, RowOutcome
@@ -35,6 +36,20 @@ async def _remote_row(factory: Callable[[], Agent], job: RowJob, settings: RowSe
     )
 
 
+def check_remote(factory: Callable[[], Agent] | None, settings: RowSettings) -> None:
+    """A remote executor needs a picklable factory (each worker builds its own Agent) and a picklable schema."""
+    if factory is None:
+        raise ConfigError(
+            "a remote executor needs a picklable zero-argument factory as the runner, not an Agent", option="runner"
+        )
+    try:
+        pickle.dumps((factory, settings))
+    except Exception as exc:
+        raise ConfigError(
+            f"the runner factory and schema must be picklable for a remote executor: {exc}", option="runner"
+        ) from exc
+
+
 class DaskExecutor:
     """Run rows on a ``dask.distributed.Client``'s workers.
 
@@ -42,18 +57,15 @@ class DaskExecutor:
     worker dies yields one result. The runner must be a picklable zero-argument factory.
     """
 
+    needs_factory = True
+
     def __init__(self, client: Any) -> None:
         self.client = client
         self._factory: Callable[[], Agent] | None = None
         self._settings = RowSettings(schema=None)
 
     async def open(self, agent: Agent | None, factory: Callable[[], Agent] | None, settings: RowSettings) -> None:
-        if factory is None:
-            raise TypeError("DaskExecutor needs a picklable zero-argument factory as the runner, not an Agent")
-        try:
-            pickle.dumps((factory, settings))
-        except Exception as exc:
-            raise TypeError(f"DaskExecutor: the runner factory and schema must be picklable: {exc}") from exc
+        check_remote(factory, settings)
         self._factory = factory
         self._settings = settings
 

@@ -189,6 +189,10 @@ def map_rows(
         str(agent.settings.run.workspace),
     )
     run_with = executor if executor is not None else InKernelExecutor()
+    if getattr(run_with, "needs_factory", False):
+        from ._dask import check_remote
+
+        check_remote(factory, settings)
 
     async def work(batch: Batch) -> pandas.DataFrame:
         from ._frame import build_frame
