@@ -64,7 +64,9 @@ def _tickets(n: int) -> pd.DataFrame:
     return pd.DataFrame(rows, index=[f"T-{i}" for i in range(n)])
 
 
-async def test_twenty_rows_with_a_schema_on_the_real_cli(fake: FakeAnthropicServer, home: Path, workspace: Path) -> None:
+async def test_twenty_rows_with_a_schema_on_the_real_cli(
+    fake: FakeAnthropicServer, home: Path, workspace: Path
+) -> None:
     before = _children()
     df = _tickets(20)
     out = await map_rows(
