@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import pickle
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,17 @@ if TYPE_CHECKING:
 _WORKER_AGENTS: dict[bytes, Agent] = {}
 
 
+def _dumps(value: Any) -> bytes:
+    """cloudpickle when present (dask ships it; it pickles notebook-defined factories by value), else pickle."""
+    try:
+        cloudpickle: Any = importlib.import_module("cloudpickle")
+    except ImportError:
+        return pickle.dumps(value)
+    return bytes(cloudpickle.dumps(value))
+
+
 def _worker_agent(factory: Callable[[], Agent]) -> Agent:
-    token = pickle.dumps(factory)
+    token = _dumps(factory)
     agent = _WORKER_AGENTS.get(token)
     if agent is None or agent.closed:
         agent = _WORKER_AGENTS[token] = factory()
@@ -43,7 +53,7 @@ def check_remote(factory: Callable[[], Agent] | None, settings: RowSettings) -> 
             "a remote executor needs a picklable zero-argument factory as the runner, not an Agent", option="runner"
         )
     try:
-        pickle.dumps((factory, settings))
+        _dumps((factory, settings))
     except Exception as exc:
         raise ConfigError(
             f"the runner factory and schema must be picklable for a remote executor: {exc}", option="runner"
