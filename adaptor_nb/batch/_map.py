@@ -100,7 +100,7 @@ class Batch:
 
     def cancel(self, reason: str = "cancelled") -> None:
         """Stop admitting rows and cancel the live ones; the frame marks the rest ``skipped``."""
-        self.cancel_reason = self.cancel_reason or reason
+        self.cancel_reason = self.cancel_reason or f"cancelled ({reason})"
         if self._cancelled is None:
             self._cancelled = asyncio.Event()
         self._cancelled.set()
@@ -218,9 +218,12 @@ def map_rows(
 
         async def one(i: int) -> None:
             job = jobs[i]
-            out = RowOutcome.skipped(f"cancelled: {batch.cancel_reason or 'cancelled'}")
+            out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
             try:
                 out = await run_with.run(job)
+            except asyncio.CancelledError:
+                out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
+                raise
             except Exception as exc:  # an executor failure is this row's failure, not the batch's
                 out = RowOutcome(FAILED, error=f"{type(exc).__name__}: {exc}", attempts=1)
             finally:

@@ -109,7 +109,7 @@ async def test_cancel_stops_admission_cancels_live_runs_and_returns_the_partial_
     out = await batch
     assert out.loc["t0", "_status"] == "ok"
     assert (out["_status"].iloc[1:] == "skipped").all()
-    assert out.loc["t1", "_error"].startswith("cancelled")
+    assert (out["_error"].iloc[1:] == "cancelled (cancelled)").all()
     assert driver.live == 0 and agent.active == []
 
 
@@ -184,3 +184,20 @@ def test_importing_adaptor_nb_and_its_batch_package_loads_neither_pandas_nor_das
     code = "import sys, adaptor_nb, adaptor_nb.batch; print([m for m in ('pandas', 'dask') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_cancelling_the_awaiting_task_like_an_interrupt_keeps_the_partial_frame() -> None:
+    driver = RowDriver()
+    df = _frame(["[gate] held"] * 2 + ["queued"] * 3)
+    agent = Agent(driver)
+    batch = map_rows(agent, df, "{body} {id}", Ticket, concurrency=2, progress=False)
+    ready = asyncio.Event()
+    driver.on_wait.append(lambda: ready.set() if driver.waiting >= 2 else None)
+    cell = asyncio.ensure_future(batch._result())
+    await ready.wait()
+    cell.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cell
+    assert batch.frame is not None and (batch.frame["_status"] == "skipped").all()
+    assert (batch.frame["_error"] == "cancelled (interrupted)").all()
+    assert driver.live == 0 and agent.active == []
