@@ -156,12 +156,15 @@ def map_rows(
     progress: bool = True,
     backoff: float = 0.5,
     options: dict[str, Any] | None = None,
+    approve_tools: tuple[str, ...] | list[str] | set[str] = (),
 ) -> Batch:
     """Run ``prompt`` (a template over each row's columns) once per row of ``df``; await the result for a frame.
 
     Returns a :class:`Batch` at once; ``await`` it for a DataFrame with ``df``'s index, one column per ``schema``
     field and the ``_status`` / ``_error`` / ``_cost_usd`` / ... accounting columns. Invalid options raise
-    ``ConfigError`` (naming the option) before any run starts.
+    ``ConfigError`` (naming the option) before any run starts. Without an ``on_approval`` handler in ``options``,
+    approval requests are denied at once (the policy's ``on_reject`` fallback applies) except for tools named in
+    ``approve_tools``.
     """
     _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error)
     agent, factory, owned = _resolve_runner(runner)
@@ -179,6 +182,10 @@ def map_rows(
             )
         )
     opts = dict(options or {})
+    if "on_approval" not in opts:
+        from ._approvals import HeadlessApprovals
+
+        opts["on_approval"] = HeadlessApprovals(approve_tools)
     settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
     path = cache_path(cache)
     json_schema = schema.model_json_schema() if schema is not None else None

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adaptor_nb import Agent, Usage
+from adaptor_nb import Agent, ApprovalKind, Usage
 from adaptor_nb.drivers import reference
 
 _DIRECTIVE = re.compile(r"\[(\w+)(?::([^\]]*))?\]")
@@ -79,6 +79,9 @@ class RowDriver(reference.Driver):
                 steps += [reference.Text('{"label": 3}'), reference.Structured({"label": 3})]
             elif name == "delay":
                 steps.append(reference.Delay(float(arg)))
+            elif name == "tool":
+                approval = reference.ToolUse(arg, {"cmd": "ls"}, {"ok": True}, approval=ApprovalKind.PERMISSION)
+                steps.append(approval)
             elif name == "cost":
                 milli = int(arg)
         answered = any(n in ("reply", "bad") for n, _ in _DIRECTIVE.findall(prompt))

@@ -201,3 +201,10 @@ async def test_cancelling_the_awaiting_task_like_an_interrupt_keeps_the_partial_
     assert batch.frame is not None and (batch.frame["_status"] == "skipped").all()
     assert (batch.frame["_error"] == "cancelled (interrupted)").all()
     assert driver.live == 0 and agent.active == []
+
+
+async def test_headless_approvals_apply_the_fallback_at_once_except_for_approved_tools() -> None:
+    df = _frame(["[tool:Bash] list files", "[tool:Write] write one"])
+    out = await map_rows(Agent(RowDriver()), df, "{body}", Ticket, approve_tools={"Bash"}, progress=False)
+    assert out.loc["t0", "_status"] == "ok"
+    assert out.loc["t1", "_status"] == "failed" and "no approver in a headless batch" in out.loc["t1", "_error"]
