@@ -138,6 +138,8 @@ _PUBLIC: dict[str, str] = {
     "RunServiceProvider": "._core._services",
     "EnvironmentReport": ".driver",
     "EnvironmentStatus": ".driver",
+    "map_rows": ".batch._map",
+    "map_rows_sync": ".batch._map",
 }
 
 if TYPE_CHECKING:
@@ -258,6 +260,8 @@ if TYPE_CHECKING:
     from ._sync import run_sync as run_sync
     from ._thread import Standby as Standby
     from ._thread import Thread as Thread
+    from .batch._map import map_rows as map_rows
+    from .batch._map import map_rows_sync as map_rows_sync
     from .driver import Checkpoint as Checkpoint
     from .driver import Descriptor as Descriptor
     from .driver import Driver as Driver
@@ -269,7 +273,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
     globals(),
     _PUBLIC,
     defined=("load_ipython_extension", "unload_ipython_extension"),
-    submodules=("mcp",),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
+    submodules=("mcp", "batch"),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
     public_module=__name__,
 )
 

@@ -33,6 +33,7 @@ EXPECTED_PUBLIC = {
     "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension", "with_meta",
     "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
     "RunAttachment", "RunEventSource", "RunServiceProvider", "EnvironmentReport", "EnvironmentStatus",
+    "map_rows", "map_rows_sync",
 }  # fmt: skip
 
 

@@ -1,0 +1,88 @@
+"""Run one row on an Agent: send (or continue its thread), decode the schema, retry transient failures."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from .._errors import RunError
+from ._retry import is_transient, retry_delay
+from ._row import FAILED, OK, RowJob, RowOutcome
+
+if TYPE_CHECKING:
+    from .._agent import Agent
+    from .._result import Result
+
+
+def _account(out: RowOutcome, result: Result | None) -> None:
+    if result is None:
+        return
+    out.run_id = result.run_id or out.run_id
+    out.turns += result.turns
+    if result.usage is not None:
+        out.cost_usd += result.usage.cost_usd
+        out.input_tokens += result.usage.input_tokens
+        out.output_tokens += result.usage.output_tokens
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, RunError) else f"{type(exc).__name__}: {text}"
+
+
+async def run_row(
+    agent: Agent,
+    job: RowJob,
+    schema: Any,
+    *,
+    retries: int = 1,
+    timeout: float | None = None,
+    backoff: float = 0.5,
+    options: dict[str, Any] | None = None,
+) -> RowOutcome:
+    """Run ``job`` to an outcome; never raises except for cancellation."""
+    from pydantic import ValidationError
+
+    out = RowOutcome(FAILED)
+    started = time.monotonic()
+    opts: dict[str, Any] = dict(options or {})
+    if schema is not None:
+        opts["schema"] = schema
+    if timeout is not None:
+        opts["timeout"] = timeout
+    try:
+        while True:
+            out.attempts += 1
+            try:
+                sender = agent.thread(job.thread) if job.thread else agent
+                stream = sender.send(job.prompt, **opts)
+                try:
+                    result = await stream
+                except asyncio.CancelledError:
+                    stream.cancel()
+                    raise
+            except RunError as exc:
+                _account(out, exc.result)
+                if out.attempts <= retries and is_transient(exc):
+                    await asyncio.sleep(retry_delay(exc, out.attempts, backoff))
+                    continue
+                out.error = _error_text(exc)
+                return out
+            except TimeoutError as exc:
+                if out.attempts <= retries:
+                    await asyncio.sleep(retry_delay(exc, out.attempts, backoff))
+                    continue
+                out.error = _error_text(exc)
+                return out
+            _account(out, result)
+            try:
+                value = result.decode(schema) if schema is not None else None
+            except (ValidationError, ValueError) as exc:
+                out.error = f"output does not match the schema: {exc}"
+                return out
+            out.values = value.model_dump(mode="python") if value is not None else {"text": result.text}
+            out.status = OK
+            return out
+    finally:
+        out.duration_s = time.monotonic() - started

@@ -1,0 +1,312 @@
+"""``map_rows``: one agent run per DataFrame row, with a concurrency limit, retries, a cache and a cost stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ConfigError, RunError
+from ._cache import RowCache, cache_key, cache_path
+from ._executor import Executor, InKernelExecutor, RowSettings
+from ._progress import Progress, TerminalLine
+from ._render import render, row_namespace
+from ._row import FAILED, RowJob, RowOutcome
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .._agent import Agent
+
+ON_ERROR = ("keep", "raise")
+
+
+class BatchFailed(RunError):
+    """A row failed and ``on_error="raise"`` was asked; ``frame`` holds every row finished so far."""
+
+    def __init__(self, message: str, frame: Any) -> None:
+        super().__init__(message)
+        self.frame = frame
+
+
+def _check(
+    df: Any, prompt: Any, schema: Any, concurrency: Any, retries: Any, timeout: Any, max_cost_usd: Any, on_error: Any
+) -> None:
+    import pandas as pd
+    from pydantic import BaseModel
+
+    if not isinstance(df, pd.DataFrame):
+        raise ConfigError(f"map_rows needs a pandas DataFrame, got {type(df).__name__}", option="df")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ConfigError("prompt must be a non-empty template string", option="prompt")
+    if schema is not None and not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise ConfigError(f"schema must be a pydantic model class, got {schema!r}", option="schema")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}", option="concurrency")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}", option="retries")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise ConfigError(f"timeout must be positive seconds or None, got {timeout!r}", option="timeout")
+    if max_cost_usd is not None and (
+        isinstance(max_cost_usd, bool) or not isinstance(max_cost_usd, int | float) or max_cost_usd < 0
+    ):
+        raise ConfigError(
+            f"max_cost_usd must be a non-negative number or None, got {max_cost_usd!r}", option="max_cost_usd"
+        )
+    if on_error not in ON_ERROR:
+        raise ConfigError(f"on_error must be one of {ON_ERROR}, got {on_error!r}", option="on_error")
+
+
+def _resolve_runner(runner: Any) -> tuple[Agent, Callable[[], Agent] | None, bool]:
+    """(agent, factory, owned): an Agent is used as is; a factory is called once here (and on each remote worker)."""
+    from .._agent import Agent
+
+    if isinstance(runner, Agent):
+        return runner, None, False
+    if callable(runner):
+        agent = runner()
+        if not isinstance(agent, Agent):
+            raise ConfigError(f"the runner factory returned {type(agent).__name__}, not an Agent", option="runner")
+        return agent, runner, True
+    raise ConfigError(f"runner must be an Agent or a zero-argument factory, got {runner!r}", option="runner")
+
+
+class Batch:
+    """A running ``map_rows`` batch: await it for the frame; ``cancel()`` stops admission and live runs."""
+
+    def __init__(self, work: Callable[[Batch], Any], total: int) -> None:
+        self.progress = Progress(total=total)
+        self._work = work
+        self._task: asyncio.Task[pandas.DataFrame] | None = None
+        self._cancelled = asyncio.Event() if _loop_running() else None
+        self.cancel_reason = ""
+        self.frame: pandas.DataFrame | None = None
+        if _loop_running():
+            self._start()
+
+    def _start(self) -> asyncio.Task[pandas.DataFrame]:
+        if self._task is None:
+            if self._cancelled is None:
+                self._cancelled = asyncio.Event()
+            self._task = asyncio.ensure_future(self._work(self))
+        return self._task
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled is not None and self._cancelled.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Stop admitting rows and cancel the live ones; the frame marks the rest ``skipped``."""
+        self.cancel_reason = self.cancel_reason or f"cancelled ({reason})"
+        if self._cancelled is None:
+            self._cancelled = asyncio.Event()
+        self._cancelled.set()
+
+    async def wait_cancelled(self) -> None:
+        assert self._cancelled is not None
+        await self._cancelled.wait()
+
+    def __await__(self) -> Generator[Any, None, pandas.DataFrame]:
+        return self._result().__await__()
+
+    async def _result(self) -> pandas.DataFrame:
+        task = self._start()
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # Kernel -> Interrupt cancels the awaiting cell: stop the batch, then hand back the partial frame.
+            self.cancel("interrupted")
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
+
+    def __repr__(self) -> str:
+        return f"<Batch {self.progress.summary()}>"
+
+    def _repr_html_(self) -> str:
+        return self.progress._repr_html_()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def map_rows(
+    runner: Any,
+    df: pandas.DataFrame,
+    prompt: str,
+    schema: Any = None,
+    *,
+    concurrency: int = 4,
+    retries: int = 1,
+    timeout: float | None = None,
+    cache: str | Path | bool = False,
+    thread: str | None = None,
+    workspace: str | None = None,
+    max_cost_usd: float | None = None,
+    on_error: str = "keep",
+    executor: Executor | None = None,
+    progress: bool = True,
+    backoff: float = 0.5,
+    options: dict[str, Any] | None = None,
+    approve_tools: tuple[str, ...] | list[str] | set[str] = (),
+) -> Batch:
+    """Run ``prompt`` (a template over each row's columns) once per row of ``df``; await the result for a frame.
+
+    Returns a :class:`Batch` at once; ``await`` it for a DataFrame with ``df``'s index, one column per ``schema``
+    field and the ``_status`` / ``_error`` / ``_cost_usd`` / ... accounting columns. Invalid options raise
+    ``ConfigError`` (naming the option) before any run starts. Without an ``on_approval`` handler in ``options``,
+    approval requests are denied at once (the policy's ``on_reject`` fallback applies) except for tools named in
+    ``approve_tools``.
+    """
+    _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error)
+    agent, factory, owned = _resolve_runner(runner)
+    batch_id = uuid.uuid4().hex[:12]
+    jobs: list[RowJob] = []
+    for pos, (label, row) in enumerate(df.iterrows()):
+        ns = row_namespace(label, row.to_dict())
+        jobs.append(
+            RowJob(
+                label=label,
+                prompt=render(prompt, ns),
+                thread=render(thread, ns) if thread else None,
+                key=f"adaptor_nb-row-{batch_id}-{pos}",
+                workspace=render(workspace, ns) if workspace else None,
+            )
+        )
+    opts = dict(options or {})
+    if "on_approval" not in opts:
+        from ._approvals import HeadlessApprovals
+
+        opts["on_approval"] = HeadlessApprovals(approve_tools)
+    settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
+    path = cache_path(cache)
+    json_schema = schema.model_json_schema() if schema is not None else None
+    identity = (
+        agent.driver.name,
+        str(agent.driver.config_fingerprint()),
+        str(opts.get("model") or agent.settings.run.model),
+        str(agent.settings.run.workspace),
+    )
+    run_with = executor if executor is not None else InKernelExecutor()
+    if getattr(run_with, "needs_factory", False):
+        from ._dask import check_remote
+
+        check_remote(factory, settings)
+
+    async def work(batch: Batch) -> pandas.DataFrame:
+        from ._frame import build_frame
+
+        if progress:
+            batch.progress.listeners.append(TerminalLine())
+        store = RowCache(path) if path is not None else None
+        outcomes: list[RowOutcome | None] = [None] * len(jobs)
+        keys = [
+            cache_key(
+                prompt=j.prompt,
+                schema=json_schema,
+                driver=identity[0],
+                fingerprint=identity[1],
+                model=identity[2],
+                workspace=j.workspace or identity[3],
+            )
+            for j in jobs
+        ]
+        sem = asyncio.Semaphore(concurrency)
+        live: set[asyncio.Task[None]] = set()
+        failed_hard: list[str] = []
+
+        async def one(i: int) -> None:
+            job = jobs[i]
+            out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
+            try:
+                out = await run_with.run(job)
+            except asyncio.CancelledError:
+                out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
+                raise
+            except Exception as exc:  # an executor failure is this row's failure, not the batch's
+                out = RowOutcome(FAILED, error=f"{type(exc).__name__}: {exc}", attempts=1)
+            finally:
+                sem.release()
+                outcomes[i] = out
+                batch.progress.finish(job.label, out, was_running=True)
+            if store is not None:
+                store.put(keys[i], out)
+            if out.status == FAILED and on_error == "raise":
+                failed_hard.append(f"row {job.label!r}: {out.error}")
+                batch.cancel("a row failed and on_error='raise'")
+
+        async def admit() -> None:
+            for i, job in enumerate(jobs):
+                if store is not None:
+                    hit = store.get(keys[i])
+                    if hit is not None:
+                        outcomes[i] = hit
+                        batch.progress.finish(job.label, hit, was_running=False)
+                        continue
+                await sem.acquire()
+                if batch.cancelled:
+                    sem.release()
+                    return
+                if max_cost_usd is not None and batch.progress.cost_usd >= max_cost_usd:
+                    sem.release()
+                    batch.cancel_reason = batch.cancel_reason or (
+                        f"cost limit: ${batch.progress.cost_usd:.4f} spent of max_cost_usd=${max_cost_usd}"
+                    )
+                    return
+                batch.progress.admit()
+                task = asyncio.ensure_future(one(i))
+                live.add(task)
+                task.add_done_callback(live.discard)
+
+        await run_with.open(agent, factory, settings)
+        try:
+            admission = asyncio.ensure_future(admit())
+            stop = asyncio.ensure_future(batch.wait_cancelled())
+            await asyncio.wait({admission, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not stop.done():
+                # everything admitted: wait for the live rows, unless a cancel comes first
+                while live and not stop.done():
+                    await asyncio.wait({*live, stop}, return_when=asyncio.FIRST_COMPLETED)
+            admission.cancel()
+            stop.cancel()
+            for t in list(live):
+                t.cancel()
+            await asyncio.gather(admission, *live, return_exceptions=True)
+        finally:
+            await run_with.close()
+            if owned:
+                await agent.close()
+            if store is not None:
+                store.close()
+        reason = batch.cancel_reason or "not admitted"
+        for i, job in enumerate(jobs):
+            if outcomes[i] is None:
+                out = RowOutcome.skipped(reason)
+                outcomes[i] = out
+                batch.progress.finish(job.label, out, was_running=False)
+        frame = build_frame(df.index, [o for o in outcomes if o is not None], schema)
+        batch.frame = frame
+        if failed_hard:
+            raise BatchFailed("; ".join(failed_hard), frame)
+        return frame
+
+    return Batch(work, total=len(jobs))
+
+
+def map_rows_sync(
+    runner: Any, df: pandas.DataFrame, prompt: str, schema: Any = None, **kwargs: Any
+) -> pandas.DataFrame:
+    """``map_rows`` for plain scripts: runs the batch on a fresh event loop and returns the frame."""
+
+    async def main() -> pandas.DataFrame:
+        return await map_rows(runner, df, prompt, schema, **kwargs)
+
+    return asyncio.run(main())
