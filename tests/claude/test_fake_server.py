@@ -119,7 +119,8 @@ def test_a_held_stream_waits_for_its_gate_and_stop_releases_it() -> None:
     held.stop()  # must not hang on the held stream
     t.join(5)
     assert not t.is_alive()
-    assert errors and isinstance(errors[0], http.client.IncompleteRead)  # the stream was cut, not completed
+    # the stream was cut, not completed (before or after the status line, depending on when stop() landed)
+    assert errors and isinstance(errors[0], http.client.IncompleteRead | http.client.RemoteDisconnected)
 
 
 def test_directives_drive_a_tool_loop_by_counting_results() -> None:
