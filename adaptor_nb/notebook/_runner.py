@@ -65,6 +65,14 @@ def show(obj: Any) -> None:
     display(obj)
 
 
+def show_updatable(obj: Any) -> Any:
+    """Display ``obj`` with a display id; returns the handle that updates that same output later."""
+    import IPython.display
+
+    display: Any = IPython.display.display
+    return display(obj, display_id=True)
+
+
 def _usage_error(message: str) -> BaseException:
     from IPython.core.error import UsageError
 
@@ -143,8 +151,7 @@ async def run_cell(line: str, body: str) -> None:
     stream = plan.runner.send(prompt, **call)
     view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
     view.attach(stream)
-    if not opts.quiet:
-        show(view)
+    handle = None if opts.quiet else show_updatable(view)
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
@@ -156,6 +163,8 @@ async def run_cell(line: str, body: str) -> None:
         raise
     finally:
         view.close_updates()
+        if handle is not None:
+            handle.update(view.final_display())
         session.ended(run_id, status, getattr(done, "result", None))
     if done.err is not None:
         namespace[opts.out] = getattr(done.err, "result", None)
