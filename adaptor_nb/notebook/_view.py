@@ -263,9 +263,11 @@ class RunView(anywidget.AnyWidget):
                 i["text"] or live.get(i["id"], "") for i in st.items if i["kind"] == "text" and i["role"] == "assistant"
             )
         plain = repr(self)
+        if not st.finished:
+            final = ""
         if final:
             plain += "\n" + final
-        line = footer_line(parts[0], parts[4])
+        line = footer_line(parts[0], parts[4]) if st.finished else ""
         if line:
             plain += "\n" + line
         return {"text/html": run_html(*parts), "text/markdown": run_markdown(*parts), "text/plain": plain}

@@ -302,7 +302,7 @@ for (const ev of events) model.on(ev, schedule);
 model.on("change:live", onLive);
 model.on("msg:custom", onCustom);
 draw();
-model.send({ type: "rendered" }); // the kernel keeps the live view in the saved output only when a front end showed it
+model.send({ type: "rendered" });
 const timer = setInterval(tick, 500);
 return () => {
 clearInterval(timer);
