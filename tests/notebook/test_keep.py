@@ -210,3 +210,17 @@ def test_a_shown_view_keeps_the_widget_and_its_display_gets_the_final_static_run
     page = final["data"]["text/html"]
     assert "Waiting for guidance." in page and "Thanks." in page
     assert "message: use &lt;b&gt;care&lt;/b&gt; — delivered" in page
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", ["quickstart", "live_tool_calls"])
+def test_the_shipped_notebooks_export_to_html_with_their_runs(name: str) -> None:
+    book = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+    page, _ = HTMLExporter().from_notebook_node(book)
+    assert 'class="anb-static"' in page
+    if name == "quickstart":
+        assert "Scripted reply (offline demo driver: scripted replies)" in page
+    else:
+        assert page.count('class="anb-static-tool"') >= 2 and "<strong>Bash</strong>" in page
