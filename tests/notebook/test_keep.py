@@ -224,3 +224,30 @@ def test_the_shipped_notebooks_export_to_html_with_their_runs(name: str) -> None
         assert "Scripted reply (offline demo driver: scripted replies)" in page
     else:
         assert page.count('class="anb-static-tool"') >= 2 and "<strong>Bash</strong>" in page
+
+
+def _run_headless(book: Any, cwd: Path, env: dict[str, str]) -> None:
+    old = {k: os.environ.get(k) for k in [*env, "ADAPTOR_NB_THREAD_STORE", "JPY_SESSION_NAME", "ADAPTOR_NB_LIVE_VIEW"]}
+    for k in ("ADAPTOR_NB_THREAD_STORE", "JPY_SESSION_NAME", "ADAPTOR_NB_LIVE_VIEW"):
+        os.environ.pop(k, None)
+    os.environ.update(env)
+    try:
+        NotebookClient(book, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_headless_runs_start_their_threads_fresh_each_time(tmp_path: Path) -> None:
+    cells = ["%load_ext adaptor_nb", "%%agent --thread t\nfirst", "%%agent --thread t\nsecond", "%agent status"]
+    outputs = []
+    for _ in range(2):
+        book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        _run_headless(book, tmp_path, {"ADAPTOR_NB_DRIVER": "reference", "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+        outputs.append([[dict(o.get("data", {}), text=o.get("text", "")) for o in c.outputs] for c in book.cells])
+    assert outputs[0] == outputs[1]
+    assert "fresh for this headless run" in outputs[0][3][0]["text"]
+    assert not list(tmp_path.glob("*.adaptor_nb.sqlite*"))
