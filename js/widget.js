@@ -326,6 +326,8 @@ function render({ model, el }) {
   model.on("change:live", onLive);
   model.on("msg:custom", onCustom);
   draw();
+  // The kernel keeps the live view in the finished output only when a front end has shown it.
+  model.send({ type: "rendered" });
   const timer = setInterval(tick, 500);
   return () => {
     clearInterval(timer);

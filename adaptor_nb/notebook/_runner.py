@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import typing
 from typing import Any
 
@@ -63,6 +64,24 @@ def show(obj: Any) -> None:
 
     display: Any = IPython.display.display
     display(obj)
+
+
+def show_updatable(obj: Any) -> Any:
+    """Display ``obj`` with a display id; returns the handle that updates that same output later."""
+    import IPython.display
+
+    display: Any = IPython.display.display
+    return display(obj, display_id=True)
+
+
+def front_end(shell: Any) -> bool:
+    """True when a front end may show live widgets: a Jupyter server session (JupyterLab, Notebook), VS Code, or
+    ``ADAPTOR_NB_LIVE_VIEW=1``. Headless runners (nbclient, nbconvert, nbval, papermill) get the finished run only,
+    as one static output, so saved outputs and exports are the same every time."""
+    forced = os.environ.get("ADAPTOR_NB_LIVE_VIEW", "")
+    if forced in ("0", "1"):
+        return forced == "1"
+    return bool(os.environ.get("JPY_SESSION_NAME")) or "__vsc_ipynb_file__" in getattr(shell, "user_ns", {})
 
 
 def _usage_error(message: str) -> BaseException:
@@ -143,8 +162,8 @@ async def run_cell(line: str, body: str) -> None:
     stream = plan.runner.send(prompt, **call)
     view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
     view.attach(stream)
-    if not opts.quiet:
-        show(view)
+    live = not opts.quiet and front_end(shell)
+    handle = show_updatable(view) if live else None
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
@@ -156,6 +175,10 @@ async def run_cell(line: str, body: str) -> None:
         raise
     finally:
         view.close_updates()
+        if handle is not None:
+            handle.update(view.final_display())
+        elif not opts.quiet:
+            show(view.final_display())
         session.ended(run_id, status, getattr(done, "result", None))
     if done.err is not None:
         namespace[opts.out] = getattr(done.err, "result", None)

@@ -38,6 +38,14 @@ def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Pa
     return cwd / STORE_SUFFIX
 
 
+def headless_fresh_store(env: dict[str, str] | None = None) -> bool:
+    """True for a headless run (nbclient, nbconvert, nbval) that named no store: its threads start fresh each run."""
+    env = dict(os.environ) if env is None else env
+    if env.get(STORE_ENV, "").strip() or env.get("JPY_SESSION_NAME", "").strip():
+        return False
+    return env.get("ADAPTOR_NB_LIVE_VIEW", "") != "1"
+
+
 @dataclass
 class Plan:
     """What a cell runs on: the runner (Agent or Thread), call options and what the header shows."""
@@ -91,6 +99,11 @@ class NotebookSession:
 
     def store(self) -> Any:
         """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
+        if self._store is None and headless_fresh_store():
+            from ..threadstore import MemoryStore
+
+            self._store = MemoryStore()
+            self.store_note = f"in memory, fresh for this headless run (set ${STORE_ENV} to keep threads)"
         if self._store is None:
             path = store_path()
             try:
@@ -130,6 +143,8 @@ class NotebookSession:
             # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
             from ..drivers.reference import Config, Driver
 
+            if headless_fresh_store():
+                return Driver()
             state = Path(str(store_path()) + "-reference")
             try:
                 state.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import pathlib
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from .._errors import AdaptorError
 from .._events import Done, Event
 from ._coalesce import DEFAULT_RATE, Coalescer
 from ._model import TIMINGS, RunState, decision_outcome, now_ms
+from ._static import StaticRun, footer_line, run_html, run_markdown
 
 STATIC = pathlib.Path(__file__).parent / "static"
 FULL_SYNC_EVERY = 2.0
@@ -55,6 +57,7 @@ class RunView(anywidget.AnyWidget):
         self._stream: Any = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self.sends = 0
+        self.rendered = False
         self._last_full = float("-inf")
         self._changed = asyncio.Event()
         self.on_msg(self._on_custom)
@@ -154,6 +157,20 @@ class RunView(anywidget.AnyWidget):
             self.handle_approval(content)
         elif kind == "message":
             self.handle_message(content)
+        elif kind == "rendered":
+            self.rendered = True
+
+    def has_front_end(self) -> bool:
+        """True when a front end showed this view, or the kernel belongs to a Jupyter server session."""
+        return self.rendered or bool(os.environ.get("JPY_SESSION_NAME"))
+
+    def final_display(self) -> Any:
+        """What the cell's output holds once the run ends.
+
+        The view with its static form; or the static form alone when no front end ever showed the view (nbclient,
+        nbconvert, nbval, papermill), so exports and saved notebooks do not depend on widget state.
+        """
+        return self if self.has_front_end() else StaticRun(self.static_bundle())
 
     def handle_approval(self, content: dict[str, Any]) -> None:
         """Apply an Approve / Deny / Answer click exactly once; safe from any thread."""
@@ -229,6 +246,39 @@ class RunView(anywidget.AnyWidget):
             self._loop.call_soon_threadsafe(start)
 
     # -- reprs -----------------------------------------------------------------------------------------------
+
+    def static_bundle(self) -> dict[str, str]:
+        """The run as escaped HTML, markdown and plain text (what a saved notebook or an export shows)."""
+        with self._lock:
+            st = self._state
+            live = {i["id"]: st.live_text(i["id"]) for i in st.items if not i.get("text")}
+            parts = (
+                dict(st.header),
+                [dict(i) for i in st.items],
+                live,
+                [dict(m) for m in st.messages],
+                dict(st.footer),
+            )
+            final = "\n".join(
+                i["text"] or live.get(i["id"], "") for i in st.items if i["kind"] == "text" and i["role"] == "assistant"
+            )
+        plain = repr(self)
+        if not st.finished:
+            final = ""
+        if final:
+            plain += "\n" + final
+        line = footer_line(parts[0], parts[4]) if st.finished else ""
+        if line:
+            plain += "\n" + line
+        return {"text/html": run_html(*parts), "text/markdown": run_markdown(*parts), "text/plain": plain}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The live widget for a running kernel, beside the static run for everything else."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            data.update(self.static_bundle())
+        return bundle
 
     def __repr__(self) -> str:
         h = self._state.header

@@ -17,6 +17,7 @@ def notebook_env(tmp_path: Path) -> dict[str, str]:
         "ADAPTOR_NB_DRIVER": "reference",
         "ADAPTOR_NB_THREAD_STORE": str(tmp_path / "threads.adaptor_nb.sqlite"),
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "ADAPTOR_NB_LIVE_VIEW": "1",  # these kernels stand in for a front end: they read and click the live view
     }
 
 

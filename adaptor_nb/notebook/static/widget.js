@@ -302,6 +302,7 @@ for (const ev of events) model.on(ev, schedule);
 model.on("change:live", onLive);
 model.on("msg:custom", onCustom);
 draw();
+model.send({ type: "rendered" });
 const timer = setInterval(tick, 500);
 return () => {
 clearInterval(timer);

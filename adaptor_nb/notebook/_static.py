@@ -1,0 +1,179 @@
+"""The static form of a run: HTML, markdown and plain text that survive save, export and renderers without a kernel.
+
+Everything the agent produced is escaped (text goes through the escaping markdown renderer); nothing here emits
+script, event handlers or styles taken from agent output. The forms hold nothing that changes between identical
+runs (no ids, timestamps or durations), so saved notebooks compare under nbval.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from ._markdown import render
+
+_BOX = "border:1px solid #ddd;border-radius:6px;padding:6px 10px;font-family:system-ui,sans-serif;font-size:13px"
+_CARD = "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:6px 0"
+_PRE = "background:#f5f5f5;padding:6px;border-radius:4px;white-space:pre-wrap;overflow-x:auto;margin:4px 0"
+_MUTED = "color:#666"
+_UNSAFE_LINK = re.compile(r"\[([^\]\n]*)\]\((?!https?://)([^)\n]*)\)", re.IGNORECASE)
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _pre(text: str) -> str:
+    return f'<pre style="{_PRE}">{_e(text)}</pre>'
+
+
+def footer_line(header: dict[str, Any], footer: dict[str, Any]) -> str:
+    """The run's outcome in one line: status, turns and tokens (no duration: it changes from run to run)."""
+    status = str(footer.get("status") or header.get("state") or "")
+    parts = [status] if status else []
+    turns = footer.get("turns")
+    if turns:
+        parts.append(f"{turns} turn{'s' if turns != 1 else ''}")
+    if footer.get("input_tokens") is not None or footer.get("output_tokens") is not None:
+        parts.append(f"{footer.get('input_tokens') or 0} in / {footer.get('output_tokens') or 0} out tokens")
+    if footer.get("cost_usd"):
+        parts.append(f"${footer['cost_usd']:.4f}")
+    return " · ".join(parts)
+
+
+def _title(header: dict[str, Any]) -> str:
+    parts = [str(header.get("driver", ""))]
+    if header.get("model"):
+        parts.append(f"model {header['model']}")
+    if header.get("thread"):
+        parts.append(f"thread {header['thread']}")
+    return " · ".join(parts)
+
+
+def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
+    kind = item.get("kind")
+    text = str(item.get("text") or live.get(str(item.get("id")), ""))
+    if kind == "text":
+        who = "" if item.get("role") == "assistant" else '<div style="color:#2563eb">you</div>'
+        return f'<div class="anb-static-text">{who}{render(text)}</div>'
+    if kind == "thinking":
+        return f'<details><summary style="{_MUTED}">thinking</summary>{_pre(text)}</details>'
+    if kind == "tool":
+        state = str(item.get("state", ""))
+        body = f"<div>arguments</div>{_pre(text)}" if text else ""
+        if item.get("result"):
+            body += f"<div>result</div>{_pre(str(item['result']))}"
+        if item.get("truncated"):
+            body += f'<div style="{_MUTED}">{_e(item["truncated"])} characters cut</div>'
+        summary = f"tool <strong>{_e(item.get('name') or 'tool')}</strong> <span>{_e(state)}</span>"
+        return f'<details class="anb-static-tool" style="{_CARD}"><summary>{summary}</summary>{body}</details>'
+    if kind == "approval":
+        title = _e(item.get("title") or item.get("tool") or item.get("akind") or "approval")
+        body = _pre(str(item["args"])) if item.get("args") else ""
+        body += _pre(str(item["diff"])) if item.get("diff") else ""
+        outcome = _e(item.get("outcome") or item.get("state") or "")
+        summary = f"{_e(item.get('akind') or 'approval')}: <strong>{title}</strong> — {outcome}"
+        return f'<details class="anb-static-approval" style="{_CARD}"><summary>{summary}</summary>{body}</details>'
+    if kind == "subagent":
+        name = _e(item.get("task") or item.get("member") or "subagent")
+        state = _e(item.get("state") or "")
+        body = render(str(item.get("summary") or "")) + (_pre(text) if text else "")
+        return f'<details style="{_CARD}"><summary>subagent <strong>{name}</strong> {state}</summary>{body}</details>'
+    if kind == "notice":
+        return f'<div style="{_MUTED};font-style:italic">{_e(text)}</div>'
+    return ""
+
+
+def run_html(
+    header: dict[str, Any],
+    items: list[dict[str, Any]],
+    live: dict[str, str],
+    messages: list[Any],
+    footer: dict[str, Any],
+) -> str:
+    """The whole run as escaped HTML: header, items in order, messages with their delivery, the footer."""
+    parts = [f'<div class="anb-static" style="{_BOX}">']
+    parts.append(f'<div style="{_MUTED}"><strong>{_e(_title(header))}</strong> {_e(header.get("state", ""))}</div>')
+    if header.get("note"):
+        parts.append(f'<div style="color:#92400e;font-style:italic">{_e(header["note"])}</div>')
+    parts.extend(_item_html(item, live) for item in items)
+    for entry in messages:
+        state = _e(entry.get("state", ""))
+        reason = f" ({_e(entry['reason'])})" if entry.get("state") == "failed" and entry.get("reason") else ""
+        parts.append(f'<div style="{_CARD}">message: {_e(entry.get("text", ""))} — {state}{reason}</div>')
+    if header.get("error"):
+        parts.append(f'<div style="color:#7f1d1d">{_e(header["error"])}</div>')
+    line = footer_line(header, footer)
+    if line:
+        parts.append(f'<div style="{_MUTED};font-size:0.9em">{_e(line)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _md_text(text: str) -> str:
+    """Agent text for a markdown renderer: HTML escaped, and links kept only when they are http(s)."""
+    return _UNSAFE_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", _e(text))
+
+
+def _fence(text: str) -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def run_markdown(
+    header: dict[str, Any],
+    items: list[dict[str, Any]],
+    live: dict[str, str],
+    messages: list[Any],
+    footer: dict[str, Any],
+) -> str:
+    """The run as markdown; agent text is put in fences or escaped so it stays text in any renderer."""
+    out = [f"**{_md_text(_title(header))}** {_e(header.get('state', ''))}"]
+    for item in items:
+        kind = item.get("kind")
+        text = str(item.get("text") or live.get(str(item.get("id")), ""))
+        if kind == "text":
+            out.append(("you: " if item.get("role") != "assistant" else "") + _md_text(text))
+        elif kind == "thinking":
+            out.append("*thinking*\n\n" + _fence(text))
+        elif kind == "tool":
+            name = _md_text(" ".join(str(item.get("name") or "tool").split()))
+            block = f"tool **{name}** {_e(item.get('state', ''))}"
+            if text:
+                block += "\n\n" + _fence(text)
+            if item.get("result"):
+                block += "\n\n" + _fence(str(item["result"]))
+            out.append(block)
+        elif kind == "approval":
+            title = item.get("title") or item.get("tool") or "approval"
+            out.append(
+                f"{item.get('akind') or 'approval'}: **{_e(title)}** — {_e(item.get('outcome') or item.get('state'))}"
+            )
+        elif kind == "subagent":
+            out.append(f"subagent **{_e(item.get('task') or item.get('member'))}** {_e(item.get('state') or '')}")
+        elif kind == "notice":
+            out.append(f"*{_md_text(text)}*")
+    for entry in messages:
+        out.append(f"message: {_md_text(str(entry.get('text', '')))} — {_e(entry.get('state', ''))}")
+    if header.get("error"):
+        out.append(_md_text(str(header["error"])))
+    line = footer_line(header, footer)
+    if line:
+        out.append(f"*{line}*")
+    return "\n\n".join(out)
+
+
+class StaticRun:
+    """A finished run's static forms as one displayable object (no widget)."""
+
+    def __init__(self, bundle: dict[str, str]) -> None:
+        self.bundle = dict(bundle)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return dict(self.bundle)
+
+    def __repr__(self) -> str:
+        return self.bundle.get("text/plain", "StaticRun()")
