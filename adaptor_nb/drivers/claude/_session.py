@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ... import AdaptorError
 from ...driver import (
     Boundary,
     ClaimedMessage,
@@ -239,8 +240,8 @@ class ClaudeRun:
                                     continue
                     try:
                         await self._dispatch(t, frame)
-                    except (_Finished, DriverFailure):
-                        raise
+                    except (_Finished, DriverFailure, AdaptorError):
+                        raise  # the run's own ends (a result, a failure, a refused resume) pass through
                     except Exception as exc:  # a frame with wrong-typed fields is reported and skipped
                         await self._bad_frame(frame, exc)
                     meta = self.source_meta
