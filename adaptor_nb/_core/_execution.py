@@ -477,7 +477,10 @@ class Execution:
         return r
 
     def _partial(self, outcome: DriverOutcome | None = None) -> Result:
-        return self._build(outcome)
+        try:
+            return self._build(outcome)
+        except Exception:  # a partial result that cannot be built must not stop the run from ending with Done
+            return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
 
     def _apply_schema(self, rs: ResolvedSchema, outcome: DriverOutcome, result: Result) -> None:
         native = self.desc.structured_output.native

@@ -15,9 +15,11 @@ _PUBLIC: dict[str, str] = {
     "SQLiteStore": "._sqlite",
     "Store": "._protocol",
     "ThreadRecord": "._protocol",
+    "ThreadStoreError": "._errors",
 }
 
 if TYPE_CHECKING:
+    from ._errors import ThreadStoreError as ThreadStoreError
     from ._memory import MemoryStore as MemoryStore
     from ._protocol import FinalizeRequest as FinalizeRequest
     from ._protocol import HistoryEntry as HistoryEntry

@@ -22,6 +22,7 @@ from ._codec import (
     history_to_row,
     load_json,
 )
+from ._errors import store_error
 from ._holder import Holder, current, is_gone
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
@@ -197,7 +198,12 @@ class SQLiteStore:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _call_sync(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(self._connection(), *args)
+        try:
+            return fn(self._connection(), *args)
+        except (sqlite3.Error, OSError) as exc:  # a damaged, missing or unwritable file: say which and what to do
+            if _contended(exc):
+                raise  # another process holds the file for now: the caller retries
+            raise store_error(type(self).__name__, self.path, exc) from exc
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.wrap_future(self._worker().submit(self._call_sync, fn, *args))
@@ -296,6 +302,11 @@ def _read(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")
+
+
+def _contended(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def _check_lease_args(key: str, owner: str, ttl: float) -> None:

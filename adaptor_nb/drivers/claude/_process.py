@@ -79,10 +79,10 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
             obj, end = scan(line, 0)
             if end != len(line) and line[end:].strip():
                 raise ValueError("trailing data")
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             try:
                 obj = _loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # over-deep nesting is a bad line, not a dead reader
                 append(line.encode("utf-8", "surrogateescape"))
                 continue
         if type(obj) is not dict:

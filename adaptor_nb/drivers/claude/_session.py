@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ... import AdaptorError
 from ...driver import (
     Boundary,
     ClaimedMessage,
@@ -227,55 +229,22 @@ class ClaudeRun:
                         if type(ev) is dict and ev.get("type") == "content_block_delta":
                             delta = ev.get("delta")
                             if type(delta) is dict and delta.get("type") == "text_delta":
-                                blk = blocks.get(ev.get("index", -1))
-                                if blk is not None and not frame.get("parent_tool_use_id"):
-                                    text = delta.get("text", "")
+                                index = ev.get("index", -1)
+                                blk = blocks.get(index) if type(index) is int else None
+                                text = delta.get("text", "")
+                                if blk is not None and type(text) is str and not frame.get("parent_tool_use_id"):
                                     blk.parts.append(text)
                                     td = self._sourced(text_delta(text, tr.msg_id))
                                     if not emit_nowait(td):
                                         await emit(td)
                                     continue
-                        for ev in tr.stream_event(frame):
-                            await emit(self._sourced(ev))
-                        if tr.open_tools and not self._in_tool_phase:
-                            self._tool_phase()
-                    elif t == "assistant":
-                        for ev in tr.assistant(frame):
-                            await emit(self._sourced(ev))
-                        if tr.open_tools and not self._in_tool_phase:
-                            self._tool_phase()
-                    elif t == "user":
-                        if frame.get("isReplay"):
-                            self._echo(frame)
-                            continue
-                        for ev in tr.user(frame):
-                            await emit(self._sourced(ev))
-                        if not tr.open_tools and self._in_tool_phase:
-                            self._in_tool_phase = False
-                            self._rewatch()
-                    elif t == "system":
-                        if frame.get("subtype") == "init" and not self.turn_active:
-                            self.turn_active = True
-                            self._rewatch()
-                            self.session_id = str(frame.get("session_id") or self.session_id)
-                            self.source_meta = meta = _source_meta(self.session_id)
-                        for ev in tr.system(frame):
-                            await emit(self._sourced(ev))
-                        if frame.get("subtype") == "init":
-                            self._check_required_mcp(frame)
-                    elif t == "result":
-                        await self._result(frame)
-                    elif t == "control_request":
-                        self._control_request(frame)
-                    elif t == "control_cancel_request":
-                        rid = str(frame.get("request_id") or "")
-                        self.withdrawn.add(rid)
-                        ctx.approvals.withdraw(rid)
-                    elif t == "control_response":
-                        continue  # the CLI echoes our own replies; answers to our requests never get here
-                    else:
-                        for ev in tr.unknown(frame):
-                            await emit(self._sourced(ev))
+                    try:
+                        await self._dispatch(t, frame)
+                    except (_Finished, DriverFailure, AdaptorError):
+                        raise  # the run's own ends (a result, a failure, a refused resume) pass through
+                    except Exception as exc:  # a frame with wrong-typed fields is reported and skipped
+                        await self._bad_frame(frame, exc)
+                    meta = self.source_meta
             elif kind == STDERR:
                 chunk: bytes = item[1]
                 ctx.raw_stderr(chunk)
@@ -284,6 +253,66 @@ class ClaudeRun:
                 await self._eof(item[1])
             elif kind == WAKE and item[1] is self:
                 await self._wake(item[2])
+
+    async def _dispatch(self, t: Any, frame: dict[str, Any]) -> None:
+        ctx = self.ctx
+        emit = ctx.emit
+        tr = self.tr
+        if t == "stream_event":
+            for ev in tr.stream_event(frame):
+                await emit(self._sourced(ev))
+            if tr.open_tools and not self._in_tool_phase:
+                self._tool_phase()
+        elif t == "assistant":
+            for ev in tr.assistant(frame):
+                await emit(self._sourced(ev))
+            if tr.open_tools and not self._in_tool_phase:
+                self._tool_phase()
+        elif t == "user":
+            if frame.get("isReplay"):
+                self._echo(frame)
+                return
+            for ev in tr.user(frame):
+                await emit(self._sourced(ev))
+            if not tr.open_tools and self._in_tool_phase:
+                self._in_tool_phase = False
+                self._rewatch()
+        elif t == "system":
+            if frame.get("subtype") == "init" and not self.turn_active:
+                self.turn_active = True
+                self._rewatch()
+                self.session_id = str(frame.get("session_id") or self.session_id)
+                self.source_meta = _source_meta(self.session_id)
+            for ev in tr.system(frame):
+                await emit(self._sourced(ev))
+            if frame.get("subtype") == "init":
+                self._check_required_mcp(frame)
+        elif t == "result":
+            await self._result(frame)
+        elif t == "control_request":
+            self._control_request(frame)
+        elif t == "control_cancel_request":
+            rid = str(frame.get("request_id") or "")
+            self.withdrawn.add(rid)
+            ctx.approvals.withdraw(rid)
+        elif t == "control_response":
+            return  # the CLI echoes our own replies; answers to our requests never get here
+        else:
+            for ev in tr.unknown(frame):
+                await emit(self._sourced(ev))
+
+    async def _bad_frame(self, frame: dict[str, Any], exc: Exception) -> None:
+        self.protocol_errors += 1
+        text = json.dumps(frame, default=str)[:4096]
+        self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
+        await self.ctx.emit(
+            Notice(
+                kind=NoticeKind.LIFECYCLE.value,
+                text=f"Claude Code wrote a {str(frame.get('type'))[:40]!r} frame this driver cannot read "
+                f"({type(exc).__name__}: {str(exc)[:200]}); it was skipped",
+                metadata={"code": "claude.protocol_error"},
+            )
+        )
 
     # -- input -------------------------------------------------------------------------------------------
 

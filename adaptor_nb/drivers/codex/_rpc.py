@@ -15,6 +15,7 @@ from ...driver import (
 
 OVERLOADED = -32001
 METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
 DEFAULT_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
@@ -79,6 +80,15 @@ class Wakeup:
 
 
 Inbound = Notification | ServerRequest | Garbage | Closed | Wakeup
+
+
+def _code(value: Any) -> int:
+    """An error response's code; a server that sends a string, null or list there gets the generic -32603."""
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) < 12:
+        return int(value)
+    return INTERNAL_ERROR
 
 
 class RpcClient:
@@ -175,10 +185,18 @@ class RpcClient:
         return self._close_error or ServerClosedError(self.proc.returncode, self.proc.stderr_tail())
 
     async def _read_loop(self) -> None:
-        async for line in self.proc.lines():
-            if self._on_stdout is not None:
-                self._on_stdout(line)
-            self._dispatch(line)
+        try:
+            async for line in self.proc.lines():
+                if self._on_stdout is not None:
+                    self._on_stdout(line)
+                try:
+                    self._dispatch(line)
+                except Exception:  # a line the reader cannot handle is reported, never the end of the reader
+                    self.inbound.put_nowait(Garbage(line))
+        finally:
+            await self._at_eof()
+
+    async def _at_eof(self) -> None:
         self.eof = True
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.proc.wait(), 2.0)
@@ -197,7 +215,7 @@ class RpcClient:
             return
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # over-deep nesting is a bad line too
             self.inbound.put_nowait(Garbage(line))
             return
         if not isinstance(message, dict):
@@ -214,7 +232,7 @@ class RpcClient:
                 self.inbound.put_nowait(Notification(method, params))
             return
         rid = message.get("id")
-        entry = self._pending.get(rid) if isinstance(rid, int) else None
+        entry = self._pending.get(rid) if type(rid) is int else None
         if entry is None:
             if rid is None:
                 self.inbound.put_nowait(Garbage(line))
@@ -225,7 +243,7 @@ class RpcClient:
         error = message.get("error")
         if isinstance(error, dict):
             fut.set_exception(
-                RpcError(name, int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
+                RpcError(name, _code(error.get("code")), str(error.get("message", "")), error.get("data"))
             )
         else:
             fut.set_result(message.get("result"))

@@ -123,17 +123,30 @@ class TurnRunner:
         params = {"threadId": self.server.thread_id, "input": [text_input(t) for t in inputs], **changed}
         if self.output_schema is not None:
             params["outputSchema"] = self.output_schema  # applies to one turn only
+        self._drop_stale_turn_ends()
         try:
-            result = await self.rpc.request("turn/start", params)
-        except (RpcError, ServerClosedError) as exc:
+            result = await self.rpc.request("turn/start", params, timeout=self.idle_timeout)
+        except (RpcError, ServerClosedError, TimeoutError) as exc:
             port = self.ctx.messages
             if port is not None:
                 for m, _, _ in batch:
                     port.requeue(m, possible_duplicate=isinstance(exc, ServerClosedError))
-            raise self._failure(f"Codex did not start the turn: {exc}", exc) from None
+            why = (
+                f"no answer within {self.idle_timeout:g} s (Config.idle_timeout)"
+                if isinstance(exc, TimeoutError)
+                else exc
+            )
+            raise self._failure(f"Codex did not start the turn: {why}", exc) from None
         self.server.applied.update(changed)
-        turn = result.get("turn") if isinstance(result, dict) else None
-        self.turn_id = str((turn or {}).get("id", ""))
+        turn = as_dict(result.get("turn")) if isinstance(result, dict) else {}
+        turn_id = turn.get("id")
+        if not isinstance(turn_id, str) or not turn_id:
+            raise DriverFailure(
+                f"Codex answered turn/start without a turn id ({turn_id!r}); its turn events cannot be matched",
+                details={"stderr_tail": self._tail()},
+                session_id=self.server.thread_id,
+            )
+        self.turn_id = turn_id
         self.mapper.begin_turn(self.turn_id)
         self.ctx.set_turn_id(self.turn_id)
         # One meta per provider turn, shared by its events: the broker keeps the source when it stamps them.
@@ -149,8 +162,17 @@ class TurnRunner:
             if self._watcher is None:
                 self._watcher = asyncio.get_running_loop().create_task(self._watch_messages())
 
+    def _drop_stale_turn_ends(self) -> None:
+        """Drop ``turn/completed`` notifications that arrived before this turn was asked for: never this turn's end."""
+        inbound = self.rpc.inbound
+        kept = [inbound.get_nowait() for _ in range(inbound.qsize())]
+        for item in kept:
+            if not (isinstance(item, Notification) and item.method == "turn/completed"):
+                inbound.put_nowait(item)
+
     async def _finish_turn(self, turn: dict[str, Any]) -> list[tuple[ClaimedMessage, Boundary, str]]:
-        status = str(turn.get("status", ""))
+        raw_status = turn.get("status")
+        status = raw_status if isinstance(raw_status, str) else ""
         self.ctx.terminal("turn/completed", turn)
         state = self.mapper.state
         if status == "failed":
@@ -170,6 +192,12 @@ class TurnRunner:
                 f"the Codex turn was interrupted: {why}",
                 reason=reason,
                 details={"turn_id": self.turn_id, "stderr_tail": self._tail()},
+                session_id=self.server.thread_id,
+            )
+        if status != "completed" and status not in ("interrupted",):
+            raise DriverFailure(
+                f"the Codex turn ended with an unknown status {raw_status!r}",
+                details={"turn_id": self.turn_id, "status": repr(raw_status)[:200], "stderr_tail": self._tail()},
                 session_id=self.server.thread_id,
             )
         self.text = state.text
@@ -212,13 +240,18 @@ class TurnRunner:
                     continue
                 if item.method == "turn/completed":
                     turn = as_dict(params.get("turn"))
-                    if turn.get("id") == self.turn_id:
+                    # Only this turn's end counts: a stale or id-less turn/completed is never taken for it.
+                    if self.turn_id and turn.get("id") == self.turn_id:
                         return turn
                     continue
                 if item.method == "serverRequest/resolved":
                     self._withdraw(params.get("requestId"))
                     continue
-                for out in self.mapper.map(item.method, params):
+                try:
+                    outs = list(self.mapper.map(item.method, params))
+                except Exception as exc:  # a notification with wrong-typed fields is reported and skipped
+                    outs = [_unreadable(item.method, exc)]
+                for out in outs:
                     await self._publish(out)
             elif isinstance(item, ServerRequest):
                 await self._server_request(item)
@@ -384,3 +417,12 @@ class TurnRunner:
         for t in tasks:
             with contextlib.suppress(BaseException):
                 await t
+
+
+def _unreadable(method: str, exc: Exception) -> Notice:
+    return Notice(
+        kind=NoticeKind.LIFECYCLE.value,
+        text=f"codex app-server sent a {method[:80]!r} notification this driver cannot read "
+        f"({type(exc).__name__}: {str(exc)[:200]}); it was skipped",
+        metadata={"code": "codex_unreadable_notification"},
+    )

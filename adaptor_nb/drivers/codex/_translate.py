@@ -153,9 +153,9 @@ class TurnMapper:
             self._streamed[item_id] = True
             return [Thinking(text=str(params.get("delta", "")), message_id=item_id)]
         if method == "item/started":
-            return self._started(params.get("item") or {})
+            return self._started(as_dict(params.get("item")))
         if method == "item/completed":
-            return self._completed(params.get("item") or {})
+            return self._completed(as_dict(params.get("item")))
         if method == "item/commandExecution/outputDelta":
             item_id = str(params.get("itemId", ""))
             return [
