@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import typing
 from typing import Any
 
-from ._args import OptionError, interpolate, parse_cell_line, parse_use, split_line
-from ._help import CELL_HELP, LINE_HELP
+from ._args import OptionError, UseOptions, interpolate, parse_cell_line, parse_use, split_line
+from ._defaults import inspect_driver
+from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
+
+_T = typing.TypeVar("_T")
 
 TICK = 0.2
 """How often a blocked cell wakes up, so Kernel > Interrupt is seen within this many seconds."""
@@ -185,6 +189,14 @@ async def run_line(line: str) -> None:
         if command == "threads":
             await show_threads(session)
             return None
+        if command == "use":
+            opts = parse_use(words[1:])
+            await check_use(opts)
+            apply_use(session, opts)
+            return None
+        if command == "status":
+            print(await status_report(session))
+            return None
         line_command(session, words)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
@@ -196,14 +208,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
     command = words[0] if words else "help"
     if command == "use":
         opts = parse_use(words[1:])
-        session.use = opts
-        session.choice = None
-        if opts.driver == "default":
-            print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
-        else:
-            print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
+        _off_loop(check_use(opts))
+        apply_use(session, opts)
     elif command == "status":
-        print(status_text(session))
+        print(_off_loop(status_report(session)))
     elif command == "cancel":
         count = session.cancel_all()
         print(f"cancelled {count} run{'s' if count != 1 else ''}")
@@ -213,6 +221,49 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print("run %agent threads on its own line (it reads the thread store)")
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
+
+
+def _off_loop(coro: typing.Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coro`` to completion on a loop of its own in a worker thread (the kernel's loop may be running)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def check_use(opts: UseOptions) -> None:
+    """Refuse ``%agent use NAME`` when NAME's probe says it cannot run here, saying what to fix (unless --force)."""
+    if opts.force or opts.driver in ("default", "reference"):
+        return
+    outcome = await inspect_driver(opts.driver)
+    if outcome.driver is not None:
+        return
+    fix = outcome.fix()
+    raise SetupError(
+        f"%agent use {opts.driver}: the {opts.driver} driver cannot run here: {outcome.why}"
+        + (f"; to fix it, {fix}" if fix else "")
+        + f" (or pin it anyway with %agent use {opts.driver} --force)"
+    )
+
+
+def apply_use(session: NotebookSession, opts: UseOptions) -> None:
+    """Make ``opts`` the notebook's default for cells and say so."""
+    session.use = opts
+    session.choice = None
+    if opts.driver == "default":
+        print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
+    else:
+        print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
+
+
+async def status_report(session: NotebookSession) -> str:
+    """What ``%agent status`` prints: every installed driver's probe, then the notebook's state."""
+    outcomes = await asyncio.gather(*(inspect_driver(name) for name in DRIVER_NAMES))
+    lines = ["drivers:"]
+    for outcome in outcomes:
+        lines.append(f"  {outcome.summary()}")
+        fix = outcome.fix()
+        if fix:
+            lines.append(f"    to use it: {fix}")
+    return "\n".join([*lines, status_text(session)])
 
 
 def status_text(session: NotebookSession) -> str:
