@@ -49,7 +49,11 @@ def _probe_env(env: Mapping[str, str] | None, home: Path | None) -> dict[str, st
 
 def _why(report: Any) -> str:
     status = str(getattr(report, "status", "") or EnvironmentStatus.UNKNOWN)
-    failed = [f"{c.name}: {c.detail}" if c.detail else c.name for c in getattr(report, "checks", ()) if not c.ok]
+    failed = [
+        "no credentials found" if c.name == "auth" else f"{c.name}: {c.detail}" if c.detail else c.name
+        for c in getattr(report, "checks", ())
+        if not c.ok
+    ]
     return f"environment probe says {status}" + (f" ({'; '.join(failed)})" if failed else "")
 
 
@@ -104,6 +108,8 @@ class ProbeOutcome:
         auth = getattr(report, "auth_source", "")
         credentials = f"credentials from {auth}" if auth else "no credentials"
         verdict = "usable" if self.driver is not None else f"not usable ({self.why})"
+        if self.driver is None and not auth and cli is not None and cli.ok:
+            verdict = "not usable"
         return f"{self.name}: {found}, {version}, {credentials}: {verdict}"
 
 
