@@ -50,7 +50,7 @@ def _probe_env(env: Mapping[str, str] | None, home: Path | None) -> dict[str, st
 def _why(report: Any) -> str:
     status = str(getattr(report, "status", "") or EnvironmentStatus.UNKNOWN)
     failed = [
-        "no credentials found" if c.name == "auth" else f"{c.name}: {c.detail}" if c.detail else c.name
+        "auth: no credentials found" if c.name == "auth" else f"{c.name}: {c.detail}" if c.detail else c.name
         for c in getattr(report, "checks", ())
         if not c.ok
     ]
