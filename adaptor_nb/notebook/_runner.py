@@ -86,7 +86,32 @@ def resolve_schema(expr: str, namespace: dict[str, Any]) -> Any:
             value = json.loads(value)
         except ValueError:
             raise OptionError(f"%%agent: --schema {expr} is a string that is not a JSON Schema") from None
+    check_schema(expr, value)
     return value
+
+
+_SCHEMA_KINDS = "a pydantic model, a type such as list[Model], or a JSON-Schema dict"
+
+
+def check_schema(expr: str, value: Any) -> None:
+    """Refuse a ``--schema`` value that cannot become a JSON Schema, in one plain sentence (before any run starts)."""
+    if value is None or isinstance(value, bool | int | float | bytes | list | tuple | set):
+        raise OptionError(f"%%agent: --schema {expr} is {repr(value)[:60]}, not a schema; it must be {_SCHEMA_KINDS}")
+    from .._errors import InvalidOutputSchemaError
+    from .._schema import resolve_schema as build_schema
+
+    try:
+        build_schema(value)
+    except InvalidOutputSchemaError as exc:
+        cause = exc.__context__
+        if isinstance(value, dict):
+            where = getattr(cause, "json_path", "$")
+            why = str(getattr(cause, "message", "") or cause or exc).splitlines()[0]
+            raise OptionError(f"%%agent: --schema {expr} is not a valid JSON Schema: at {where}, {why}") from None
+        raise OptionError(
+            f"%%agent: --schema {expr} ({type(value).__name__}) cannot be turned into a JSON Schema; "
+            f"it must be {_SCHEMA_KINDS}"
+        ) from None
 
 
 def is_table_schema(schema: Any) -> bool:
