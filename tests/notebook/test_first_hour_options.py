@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .kernel import Kernel
@@ -35,3 +37,26 @@ def test_a_good_schema_dict_still_runs(kernel: Kernel) -> None:
     kernel.run_ok("good = {'type': 'object', 'properties': {'a': {'type': 'string'}}}")
     cell = kernel.run("%%agent --schema good --quiet\nList the files")
     assert "UsageError" not in cell.text()
+
+
+def test_everything_kept_for_a_notebook_is_in_one_ignored_folder(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {
+        "ADAPTOR_NB_DRIVER": "reference",
+        "JPY_SESSION_NAME": str(work / "review.ipynb"),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    kernel = Kernel(work, env)
+    try:
+        kernel.run_ok("%load_ext adaptor_nb")
+        kernel.run_ok("%%agent --thread t1 --quiet\nList the files")
+        status = kernel.run_ok("%agent status").text()
+    finally:
+        kernel.shutdown()
+    beside = sorted(p.name for p in work.iterdir() if p.name != "kernel-ipc" and not p.name.startswith("kernel-"))
+    assert beside == [".adaptor_nb"]
+    folder = work / ".adaptor_nb"
+    assert (folder / "review.sqlite").is_file() and (folder / "review-reference").is_dir()
+    assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert str(folder / "review.sqlite") in status
