@@ -126,6 +126,17 @@ def is_table_schema(schema: Any) -> bool:
     return False
 
 
+class QuietView:
+    """What ``--quiet`` runs with instead of a view: no widget, no comm, no per-event work; just the Done."""
+
+    async def consume(self, stream: Any) -> Any:
+        """Wait for the run's end and return its Done event."""
+        return await stream.done_event()
+
+    def close_updates(self) -> None:
+        """Nothing to stop."""
+
+
 async def _wait(view: Any, stream: Any) -> Any:
     """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
     consumer = asyncio.ensure_future(view.consume(stream))
@@ -167,12 +178,15 @@ async def run_cell(line: str, body: str) -> None:
     call = dict(plan.call)
     if schema is not None:
         call["schema"] = schema
-    from ._view import RunView
-
     stream = plan.runner.send(prompt, **call)
-    view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
-    view.attach(stream)
-    if not opts.quiet:
+    view: Any
+    if opts.quiet:
+        view = QuietView()
+    else:
+        from ._view import RunView
+
+        view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
+        view.attach(stream)
         show(view)
     run_id = session.started(stream, view, plan)
     status = "failed"

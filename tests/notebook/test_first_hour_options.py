@@ -60,3 +60,12 @@ def test_everything_kept_for_a_notebook_is_in_one_ignored_folder(tmp_path: Path)
     assert (folder / "review.sqlite").is_file() and (folder / "review-reference").is_dir()
     assert (folder / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
     assert str(folder / "review.sqlite") in status
+
+
+def test_quiet_builds_no_view_and_opens_no_comm(kernel: Kernel) -> None:
+    before = dict(kernel.comm_messages)
+    kernel.run_ok("%%agent --quiet --out res\nList the files")
+    assert kernel.run_views() == [] and kernel.comm_messages == before
+    assert kernel.run_ok("print(type(res).__name__, bool(res.text))").text().split() == ["Result", "True"]
+    failed = kernel.run("%%agent --quiet --out res --agent nobody\nList the files")
+    assert failed.status == "error" and "no variable named 'nobody'" in failed.text()
