@@ -9,8 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from ._help import DRIVER_NAMES
+
 APPROVAL_MODES = ("ask", "auto", "deny")
-DRIVER_NAMES = ("claude", "codex", "cursor", "codebuddy", "reference")
 
 
 class OptionError(ValueError):
@@ -43,6 +44,7 @@ class UseOptions:
     approvals: str | None = None
     timeout: float | None = None
     instructions: str | None = None
+    force: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -122,8 +124,9 @@ def parse_use(args: list[str]) -> UseOptions:
     p.add_argument("--approvals", choices=APPROVAL_MODES)
     p.add_argument("--timeout", type=_positive_seconds)
     p.add_argument("--instructions")
+    p.add_argument("--force", action="store_true")
     ns = p.parse_args(args)
-    return UseOptions(ns.driver, ns.model, ns.approvals, ns.timeout, ns.instructions)
+    return UseOptions(ns.driver, ns.model, ns.approvals, ns.timeout, ns.instructions, ns.force)
 
 
 def split_line(line: str) -> list[str]:

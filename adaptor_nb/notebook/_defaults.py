@@ -49,39 +49,107 @@ def _probe_env(env: Mapping[str, str] | None, home: Path | None) -> dict[str, st
 
 def _why(report: Any) -> str:
     status = str(getattr(report, "status", "") or EnvironmentStatus.UNKNOWN)
-    failed = [f"{c.name}: {c.detail}" if c.detail else c.name for c in getattr(report, "checks", ()) if not c.ok]
+    failed = [
+        "auth: no credentials found" if c.name == "auth" else f"{c.name}: {c.detail}" if c.detail else c.name
+        for c in getattr(report, "checks", ())
+        if not c.ok
+    ]
     return f"environment probe says {status}" + (f" ({'; '.join(failed)})" if failed else "")
 
 
-async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Any, str]:
-    """Return ``(driver, "")`` when the driver's own ``probe_environment()`` says OK, else ``(None, why)``.
+FIXES = {
+    "claude": (
+        "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, or CLAUDE_CODE_USE_BEDROCK=1 / "
+        "CLAUDE_CODE_USE_VERTEX=1 with that cloud's settings) in the kernel's environment, or sign in once with "
+        "`claude` in a terminal"
+    ),
+    "codex": (
+        "set OPENAI_API_KEY (or CODEX_API_KEY) in the kernel's environment, sign in once with `codex login` in a "
+        "terminal, or name a model_provider in ~/.codex/config.toml"
+    ),
+}
+INSTALL = {
+    "claude": "install the Claude Code CLI (npm install -g @anthropic-ai/claude-code) so `claude` is on PATH",
+    "codex": "install the Codex CLI (npm install -g @openai/codex) so `codex` is on PATH",
+}
+
+
+@dataclass
+class ProbeOutcome:
+    """One driver's probe as the notebook shows it: the usable driver (or None), the report and why not."""
+
+    name: str
+    driver: Any = None
+    report: Any = None
+    why: str = ""
+
+    def fix(self) -> str:
+        """How to make the driver usable, in one sentence ("" when it is usable or nothing is known)."""
+        if self.driver is not None:
+            return ""
+        failed = {c.name for c in getattr(self.report, "checks", ()) if not c.ok}
+        if self.report is None or failed & {"cli", "command", "version"}:
+            return INSTALL.get(self.name, "")
+        if "auth" in failed:
+            return FIXES.get(self.name, "")
+        return ""
+
+    def summary(self) -> str:
+        """One line for ``%agent status``: found, version, credentials, usable."""
+        report = self.report
+        if self.name == "reference":
+            return "reference: offline demo driver (scripted replies), always usable"
+        if report is None:
+            return f"{self.name}: not usable: {self.why}"
+        checks = {c.name: c for c in getattr(report, "checks", ())}
+        cli = checks.get("cli") or checks.get("command")
+        found = f"found {cli.detail}" if cli is not None and cli.ok else "CLI not found"
+        version = f"version {report.version}" if getattr(report, "version", "") else "no version"
+        auth = getattr(report, "auth_source", "")
+        credentials = f"credentials from {auth}" if auth else "no credentials"
+        verdict = "usable" if self.driver is not None else f"not usable ({self.why})"
+        if self.driver is None and not auth and cli is not None and cli.ok:
+            verdict = "not usable"
+        return f"{self.name}: {found}, {version}, {credentials}: {verdict}"
+
+
+async def inspect_driver(name: str, env: Mapping[str, str] | None = None, home: Path | None = None) -> ProbeOutcome:
+    """Probe driver ``name`` with its own ``probe_environment()``; the outcome holds the driver when it is OK.
 
     The driver knows its CLI and its credentials (API keys, logins, Bedrock/Vertex, model providers); ``env`` and
     ``home`` are handed to it as extra environment so a caller can probe a given setting.
     """
+    if name == "reference":
+        return ProbeOutcome(name, make_driver(name))
     extra = _probe_env(env, home)
     try:
         driver = make_driver(name, extra)
     except ImportError as exc:
-        return None, f"not importable ({exc})"
+        return ProbeOutcome(name, why=f"not importable ({exc})")
     except Exception as exc:
-        return None, f"cannot be configured ({exc})"
+        return ProbeOutcome(name, why=f"cannot be configured ({exc})")
     try:
         driver.validate_config()
     except Exception as exc:
-        return None, f"not installed ({exc})"
+        return ProbeOutcome(name, why=f"not installed ({exc})")
     probe_environment = getattr(driver, "probe_environment", None)
     if probe_environment is None:
-        return driver, ""
+        return ProbeOutcome(name, driver)
     try:
         report = await asyncio.wait_for(probe_environment(), PROBE_TIMEOUT)
     except Exception as exc:
-        return None, f"environment probe failed ({type(exc).__name__}: {exc})"
+        return ProbeOutcome(name, why=f"environment probe failed ({type(exc).__name__}: {exc})")
     if str(getattr(report, "status", "")).lower() not in _HEALTHY:
-        return None, _why(report)
-    if extra and name != "reference":
+        return ProbeOutcome(name, report=report, why=_why(report))
+    if extra:
         driver = make_driver(name)  # the probe's settings are not the notebook's: run with the default config
-    return driver, ""
+    return ProbeOutcome(name, driver, report)
+
+
+async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | None = None) -> tuple[Any, str]:
+    """Return ``(driver, "")`` when the driver's own ``probe_environment()`` says OK, else ``(None, why)``."""
+    outcome = await inspect_driver(name, env, home)
+    return outcome.driver, outcome.why
 
 
 async def choose_default(env: Mapping[str, str] | None = None, home: Path | None = None) -> DriverChoice:

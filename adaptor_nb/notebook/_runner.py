@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import typing
 from typing import Any
 
-from ._args import OptionError, interpolate, parse_cell_line, parse_use, split_line
-from ._help import CELL_HELP, LINE_HELP
+from ._args import OptionError, UseOptions, interpolate, parse_cell_line, parse_use, split_line
+from ._defaults import inspect_driver
+from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
+
+_T = typing.TypeVar("_T")
 
 TICK = 0.2
 """How often a blocked cell wakes up, so Kernel > Interrupt is seen within this many seconds."""
@@ -101,7 +105,32 @@ def resolve_schema(expr: str, namespace: dict[str, Any]) -> Any:
             value = json.loads(value)
         except ValueError:
             raise OptionError(f"%%agent: --schema {expr} is a string that is not a JSON Schema") from None
+    check_schema(expr, value)
     return value
+
+
+_SCHEMA_KINDS = "a pydantic model, a type such as list[Model], or a JSON-Schema dict"
+
+
+def check_schema(expr: str, value: Any) -> None:
+    """Refuse a ``--schema`` value that cannot become a JSON Schema, in one plain sentence (before any run starts)."""
+    if value is None or isinstance(value, bool | int | float | bytes | list | tuple | set):
+        raise OptionError(f"%%agent: --schema {expr} is {repr(value)[:60]}, not a schema; it must be {_SCHEMA_KINDS}")
+    from .._errors import InvalidOutputSchemaError
+    from .._schema import resolve_schema as build_schema
+
+    try:
+        build_schema(value)
+    except InvalidOutputSchemaError as exc:
+        cause = exc.__context__
+        if isinstance(value, dict):
+            where = getattr(cause, "json_path", "$")
+            why = str(getattr(cause, "message", "") or cause or exc).splitlines()[0]
+            raise OptionError(f"%%agent: --schema {expr} is not a valid JSON Schema: at {where}, {why}") from None
+        raise OptionError(
+            f"%%agent: --schema {expr} ({type(value).__name__}) cannot be turned into a JSON Schema; "
+            f"it must be {_SCHEMA_KINDS}"
+        ) from None
 
 
 def is_table_schema(schema: Any) -> bool:
@@ -114,6 +143,17 @@ def is_table_schema(schema: Any) -> bool:
         items = schema.get("items")
         return schema.get("type") == "array" and isinstance(items, dict) and items.get("type") == "object"
     return False
+
+
+class QuietView:
+    """What ``--quiet`` runs with instead of a view: no widget, no comm, no per-event work; just the Done."""
+
+    async def consume(self, stream: Any) -> Any:
+        """Wait for the run's end and return its Done event."""
+        return await stream.done_event()
+
+    def close_updates(self) -> None:
+        """Nothing to stop."""
 
 
 async def _wait(view: Any, stream: Any) -> Any:
@@ -157,13 +197,18 @@ async def run_cell(line: str, body: str) -> None:
     call = dict(plan.call)
     if schema is not None:
         call["schema"] = schema
-    from ._view import RunView
-
     stream = plan.runner.send(prompt, **call)
-    view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
-    view.attach(stream)
-    live = not opts.quiet and front_end(shell)
-    handle = show_updatable(view) if live else None
+    view: Any
+    handle = None
+    if opts.quiet:
+        view = QuietView()
+    else:
+        from ._view import RunView
+
+        view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
+        view.attach(stream)
+        if front_end(shell):
+            handle = show_updatable(view)
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
@@ -208,6 +253,14 @@ async def run_line(line: str) -> None:
         if command == "threads":
             await show_threads(session)
             return None
+        if command == "use":
+            opts = parse_use(words[1:])
+            await check_use(opts)
+            apply_use(session, opts)
+            return None
+        if command == "status":
+            print(await status_report(session))
+            return None
         line_command(session, words)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
@@ -219,14 +272,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
     command = words[0] if words else "help"
     if command == "use":
         opts = parse_use(words[1:])
-        session.use = opts
-        session.choice = None
-        if opts.driver == "default":
-            print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
-        else:
-            print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
+        _off_loop(check_use(opts))
+        apply_use(session, opts)
     elif command == "status":
-        print(status_text(session))
+        print(_off_loop(status_report(session)))
     elif command == "cancel":
         count = session.cancel_all()
         print(f"cancelled {count} run{'s' if count != 1 else ''}")
@@ -236,6 +285,49 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print("run %agent threads on its own line (it reads the thread store)")
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
+
+
+def _off_loop(coro: typing.Coroutine[Any, Any, _T]) -> _T:
+    """Run ``coro`` to completion on a loop of its own in a worker thread (the kernel's loop may be running)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def check_use(opts: UseOptions) -> None:
+    """Refuse ``%agent use NAME`` when NAME's probe says it cannot run here, saying what to fix (unless --force)."""
+    if opts.force or opts.driver in ("default", "reference"):
+        return
+    outcome = await inspect_driver(opts.driver)
+    if outcome.driver is not None:
+        return
+    fix = outcome.fix()
+    raise SetupError(
+        f"%agent use {opts.driver}: the {opts.driver} driver cannot run here: {outcome.why}"
+        + (f"; to fix it, {fix}" if fix else "")
+        + f" (or pin it anyway with %agent use {opts.driver} --force)"
+    )
+
+
+def apply_use(session: NotebookSession, opts: UseOptions) -> None:
+    """Make ``opts`` the notebook's default for cells and say so."""
+    session.use = opts
+    session.choice = None
+    if opts.driver == "default":
+        print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
+    else:
+        print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
+
+
+async def status_report(session: NotebookSession) -> str:
+    """What ``%agent status`` prints: every installed driver's probe, then the notebook's state."""
+    outcomes = await asyncio.gather(*(inspect_driver(name) for name in DRIVER_NAMES))
+    lines = ["drivers:"]
+    for outcome in outcomes:
+        lines.append(f"  {outcome.summary()}")
+        fix = outcome.fix()
+        if fix:
+            lines.append(f"    to use it: {fix}")
+    return "\n".join([*lines, status_text(session)])
 
 
 def status_text(session: NotebookSession) -> str:

@@ -14,7 +14,9 @@ from ._args import CellOptions, UseOptions
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
-STORE_SUFFIX = ".adaptor_nb.sqlite"
+STORE_DIR = ".adaptor_nb"
+STORE_SUFFIX = ".sqlite"
+_IGNORE = "# Written by adaptor_nb for the notebooks in this folder: threads and demo-driver state.\n*\n"
 
 
 class SetupError(Exception):
@@ -22,7 +24,11 @@ class SetupError(Exception):
 
 
 def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """Where this notebook's threads live: ``$ADAPTOR_NB_THREAD_STORE``, else ``<notebook>.adaptor_nb.sqlite``."""
+    """Where this notebook's threads live: ``$ADAPTOR_NB_THREAD_STORE``, else ``.adaptor_nb/<notebook>.sqlite``.
+
+    The hidden ``.adaptor_nb`` folder sits next to the notebook (or in the working directory when the kernel does
+    not know the notebook, as ``.adaptor_nb/threads.sqlite``) and holds everything the extension keeps.
+    """
     env = dict(os.environ) if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
     explicit = env.get(STORE_ENV, "").strip()
@@ -34,8 +40,24 @@ def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Pa
         if not notebook.is_absolute():
             notebook = cwd / notebook.name
         if notebook.parent.is_dir():
-            return notebook.with_name(notebook.stem + STORE_SUFFIX)
-    return cwd / STORE_SUFFIX
+            return notebook.parent / STORE_DIR / (notebook.stem + STORE_SUFFIX)
+    return cwd / STORE_DIR / ("threads" + STORE_SUFFIX)
+
+
+def prepare_folder(store: Path) -> None:
+    """Create the hidden folder ``store`` lives in, with a ``.gitignore`` that keeps it out of version control."""
+    folder = store.parent
+    if folder.name != STORE_DIR:
+        return  # an explicit $ADAPTOR_NB_THREAD_STORE: the user chose the place
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(_IGNORE, encoding="utf-8")
+
+
+def reference_state(store: Path) -> Path:
+    """Where the demo driver keeps its sessions: beside the store, named after it."""
+    return store.with_name(store.stem + "-reference")
 
 
 def headless_fresh_store(env: dict[str, str] | None = None) -> bool:
@@ -109,6 +131,7 @@ class NotebookSession:
             try:
                 from ..threadstore._sqlite import SQLiteStore
 
+                prepare_folder(path)
                 self._store = SQLiteStore(path)
                 self.store_note = str(path)
             except (ImportError, AttributeError, OSError) as exc:
@@ -145,8 +168,10 @@ class NotebookSession:
 
             if headless_fresh_store():
                 return Driver()
-            state = Path(str(store_path()) + "-reference")
+            store = store_path()
+            state = reference_state(store)
             try:
+                prepare_folder(store)
                 state.mkdir(parents=True, exist_ok=True)
             except OSError:
                 return Driver()

@@ -56,6 +56,6 @@ async def test_installed_claude_with_a_key_is_chosen(tmp_path: Path, monkeypatch
 def test_store_sits_next_to_the_notebook(tmp_path: Path) -> None:
     nb = tmp_path / "work" / "review.ipynb"
     nb.parent.mkdir()
-    assert store_path({"JPY_SESSION_NAME": str(nb)}, tmp_path) == tmp_path / "work" / "review.adaptor_nb.sqlite"
-    assert store_path({}, tmp_path) == tmp_path / ".adaptor_nb.sqlite"
+    assert store_path({"JPY_SESSION_NAME": str(nb)}, tmp_path) == tmp_path / "work" / ".adaptor_nb" / "review.sqlite"
+    assert store_path({}, tmp_path) == tmp_path / ".adaptor_nb" / "threads.sqlite"
     assert store_path({"ADAPTOR_NB_THREAD_STORE": "/x/y.db"}, tmp_path) == Path("/x/y.db")

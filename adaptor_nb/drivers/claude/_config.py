@@ -16,6 +16,19 @@ INSTALL_HINT = (
     "and put its `claude` on PATH, or pass Config(command=['/path/to/claude'])."
 )
 
+CREDENTIALS_HINT = (
+    "Claude Code has no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN; "
+    "CLAUDE_CODE_USE_BEDROCK=1 or CLAUDE_CODE_USE_VERTEX=1 with that cloud's settings) in the environment or in "
+    "Config(secret_env=...), or sign in once by running `claude` in a terminal"
+)
+
+
+def explain_login(message: str) -> str:
+    """The CLI's "Not logged in · Please run /login" (which only works in its interactive UI) made actionable."""
+    if "not logged in" in message.lower() or "/login" in message:
+        return f"{CREDENTIALS_HINT} (the CLI said: {message.strip()})"
+    return message
+
 
 @dataclass(frozen=True)
 class Config(CommonConfig):

@@ -39,7 +39,7 @@ from ...driver import (
     shielded_close,
 )
 from ._command import Launch, build_launch, config_fingerprint
-from ._config import INSTALL_HINT, Config
+from ._config import CREDENTIALS_HINT, INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._process import ClaudeProcess
 from ._session import ClaudeRun, emit_spawn
@@ -234,7 +234,7 @@ class Driver:
         except (OSError, TimeoutError) as exc:
             checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
         auth = self._auth_source()
-        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no API key, auth token or login found"))
+        checks.append(EnvironmentCheck("auth", bool(auth), auth or CREDENTIALS_HINT))
         status = EnvironmentStatus.OK if version and auth else EnvironmentStatus.DEGRADED
         return EnvironmentReport(
             driver="claude",

@@ -35,6 +35,7 @@ from ...driver import (
     text_delta,
 )
 from ._approvals import approval_spec, decision_response, error_response
+from ._config import explain_login
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
 from ._translate import FrameTranslator, TurnResult, parse_result
@@ -617,6 +618,7 @@ class ClaudeRun:
                 retryable=status in _RETRYABLE,
             )
         message = res.text or "; ".join(res.errors) or f"Claude Code ended the turn with {res.subtype or 'an error'}"
+        message = explain_login(message)
         return DriverFailure(message, reason=FailureReason.AGENT_ERROR, details=details, session_id=res.session_id)
 
     async def _eof(self, rc: int) -> None:

@@ -357,6 +357,7 @@ class Driver:
                 self._turn_settings(inv, server),
                 output_schema=inv.output_schema.schema if inv.output_schema is not None else None,
                 idle_timeout=self.config.idle_timeout,
+                connect_timeout=self.config.connect_timeout,
             )
             await runner.run(inv.prompt)
             healthy = server.alive

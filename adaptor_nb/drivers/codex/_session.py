@@ -31,6 +31,7 @@ from ._approvals import (
     declined_question,
     is_approval,
 )
+from ._config import give_up_reconnecting, reconnect_watch
 from ._process import AppServer
 from ._rpc import (
     METHOD_NOT_FOUND,
@@ -81,6 +82,7 @@ class TurnRunner:
         *,
         output_schema: dict[str, Any] | None = None,
         idle_timeout: float | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         self.server = server
         self.rpc = server.rpc
@@ -88,6 +90,8 @@ class TurnRunner:
         self.settings = settings
         self.output_schema = output_schema
         self.idle_timeout = idle_timeout
+        self.connect_timeout = connect_timeout
+        self._retrying: tuple[float, str] | None = None  # (loop time of the first retry notice, its text)
         self.mapper = TurnMapper()
         self.source_meta: EventMeta | None = None
         self.text = ""
@@ -218,6 +222,11 @@ class TurnRunner:
         return batch
 
     async def _next(self) -> Inbound:
+        if self._retrying is not None and self.connect_timeout is not None:
+            left = self._retrying[0] + self.connect_timeout - asyncio.get_running_loop().time()
+            with contextlib.suppress(TimeoutError):
+                return await asyncio.wait_for(self.rpc.inbound.get(), max(left, 0.0))
+            raise give_up_reconnecting(self.connect_timeout, self._retrying[1], self._tail())
         if self.idle_timeout is None or self._approvals:
             return await self.rpc.inbound.get()
         try:
@@ -284,6 +293,8 @@ class TurnRunner:
                 )
 
     async def _publish(self, out: Event | TranscriptItem) -> None:
+        if self.connect_timeout is not None:
+            self._retrying = reconnect_watch(self._retrying, out, asyncio.get_running_loop().time())
         if isinstance(out, TranscriptItem):
             self.ctx.transcript(out)
         else:
