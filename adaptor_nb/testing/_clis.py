@@ -96,19 +96,8 @@ def find_cli(name: str) -> str | None:
     return on_path
 
 
-CODEBUDDY_PATH_ENV = "CODEBUDDY_CODE_PATH"
-
-
 def find_codebuddy() -> str | None:
     """CodeBuddy Code: ``$CODEBUDDY_CODE_PATH``, then the ``codebuddy-agent-sdk`` wheel's binary, then PATH."""
-    env = os.environ.get(CODEBUDDY_PATH_ENV)
-    if env:
-        return env if _executable(Path(env)) else None
-    import importlib.util
+    from ..drivers.codebuddy._locate import find_codebuddy as locate
 
-    spec = importlib.util.find_spec("codebuddy_agent_sdk")
-    for location in (spec.submodule_search_locations or []) if spec is not None else []:
-        cand = Path(location) / "bin" / "codebuddy-headless"
-        if _executable(cand):
-            return str(cand)
-    return shutil.which("codebuddy-headless") or shutil.which("codebuddy")
+    return locate()
