@@ -40,6 +40,7 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+_ANON = re.compile(rb"anonymous_[^\"\\\s,]*").sub
 # The CLI re-runs or drops a user line written right after a ``result``; this pause keeps turns in order.
 SETTLE_AFTER_RESULT = 0.3
 
@@ -180,6 +181,8 @@ class CodeBuddyProcess:
         for secret in self.secrets:
             if secret in chunk:
                 chunk = chunk.replace(secret, b"<redacted>")
+        if b"anonymous_" in chunk:  # the account names carry the key's tail
+            chunk = _ANON(b"anonymous_<redacted>", chunk)
         return chunk
 
     # -- stdout ------------------------------------------------------------------------------------------
