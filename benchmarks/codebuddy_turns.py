@@ -23,10 +23,10 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from adaptor_nb import Agent  # noqa: E402
-from adaptor_nb.drivers import codebuddy  # noqa: E402
-from adaptor_nb.drivers.codebuddy._command import SILENT_ENV  # noqa: E402
-from adaptor_nb.testing import FakeChatCompletionsServer, find_cli  # noqa: E402
+from adaptor_nb import Agent
+from adaptor_nb.drivers import codebuddy
+from adaptor_nb.drivers.codebuddy._command import SILENT_ENV
+from adaptor_nb.testing import FakeChatCompletionsServer, find_cli
 
 KEY = "sk-bench"
 
