@@ -14,10 +14,14 @@ _PUBLIC: dict[str, str] = {
     "AnthropicReply": "._anthropic:Reply",
     "AnthropicRequest": "._anthropic:RecordedRequest",
     "CHECKS": ".conformance",
+    "ChatReply": "._chat_completions",
+    "ChatRequest": "._chat_completions",
+    "ChatToolCall": "._chat_completions",
     "CheckResult": ".conformance",
     "ConformanceCase": ".conformance",
     "ConformanceReport": ".conformance",
     "FakeAnthropicServer": "._anthropic",
+    "FakeChatCompletionsServer": "._chat_completions",
     "FakeOpenAIServer": "._openai",
     "Hold": ".conformance",
     "ModelRun": ".conformance",
@@ -45,6 +49,10 @@ if TYPE_CHECKING:
     from ._anthropic import TextBlock as TextBlock
     from ._anthropic import ThinkingBlock as ThinkingBlock
     from ._anthropic import ToolUseBlock as ToolUseBlock
+    from ._chat_completions import ChatReply as ChatReply
+    from ._chat_completions import ChatRequest as ChatRequest
+    from ._chat_completions import ChatToolCall as ChatToolCall
+    from ._chat_completions import FakeChatCompletionsServer as FakeChatCompletionsServer
     from ._clis import find_cli as find_cli
     from ._cursor_replay import cursor_replay_command as cursor_replay_command
     from ._openai import FakeOpenAIServer as FakeOpenAIServer

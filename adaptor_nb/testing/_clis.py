@@ -7,7 +7,7 @@ import platform
 import shutil
 from pathlib import Path
 
-__all__ = ["cli_cache_dirs", "find_cli"]
+__all__ = ["cli_cache_dirs", "find_cli", "find_codebuddy"]
 
 CACHE_ENV = "ADAPTOR_NB_CLI_CACHE"
 _CODEX_TARGETS = {
@@ -78,8 +78,10 @@ def find_cli(name: str) -> str | None:
     The project-local cache wins over PATH so tests run the pinned version; for codex the native binary is
     returned, not the node launcher.
     """
+    if name == "codebuddy":
+        return find_codebuddy()
     if name not in ("claude", "codex"):
-        raise ValueError(f"find_cli knows 'claude' and 'codex', not {name!r}")
+        raise ValueError(f"find_cli knows 'claude', 'codex' and 'codebuddy', not {name!r}")
     for prefix in cli_cache_dirs():
         found = _in_cache(name, prefix)
         if found is not None:
@@ -92,3 +94,10 @@ def find_cli(name: str) -> str | None:
         if native is not None:
             return str(native)
     return on_path
+
+
+def find_codebuddy() -> str | None:
+    """CodeBuddy Code: ``$CODEBUDDY_CODE_PATH``, then the ``codebuddy-agent-sdk`` wheel's binary, then PATH."""
+    from ..drivers.codebuddy._locate import find_codebuddy as locate
+
+    return locate()

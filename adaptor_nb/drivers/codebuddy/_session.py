@@ -1,0 +1,660 @@
+"""One run over a CodeBuddyProcess: prompt in, frames out, approvals, supplemental messages and the turn loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ...driver import (
+    Boundary,
+    ClaimedMessage,
+    DriverFailure,
+    DriverOutcome,
+    Event,
+    EventMeta,
+    EventSourceMeta,
+    FailureReason,
+    Invocation,
+    MessageFailure,
+    Notice,
+    NoticeKind,
+    Phase,
+    ProcessInfo,
+    ProcessKind,
+    ResumeRejectedError,
+    Role,
+    RunContext,
+    TextDelta,
+    TranscriptItem,
+    text_delta,
+)
+from ._approvals import PLAN_TOOL, approval_spec, decision_response, error_response
+from ._mcp import required_failures
+from ._process import EOF, LINES, STDERR, WAKE, CodeBuddyProcess
+from ._translate import FrameTranslator, TurnResult, parse_result
+
+PROVIDER = "codebuddy"
+E = TypeVar("E", bound=Event)
+_new = object.__new__
+_set = object.__setattr__
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
+
+
+def _source_meta(session_id: str) -> EventMeta | None:
+    """The meta a driver attaches to a fresh event so the broker records its provider coordinates."""
+    return EventMeta(source=EventSourceMeta(thread_id=session_id)) if session_id else None
+
+
+_RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass
+class _Pending:
+    """A user line written to stdin and not yet echoed back."""
+
+    claimed: list[ClaimedMessage] = field(default_factory=list)
+    boundary: Boundary = Boundary.IN_RUN
+    mechanism: str = "stdin"
+
+
+class _Finished(Exception):
+    """Internal: the run reached its end (the loop unwinds with this)."""
+
+
+class CodeBuddyRun:
+    """Drives one run to its end on ``proc``; ``execute()`` returns a DriverOutcome or raises DriverFailure."""
+
+    def __init__(
+        self,
+        proc: CodeBuddyProcess,
+        ctx: RunContext,
+        inv: Invocation,
+        *,
+        resuming: bool,
+        startup_timeout: float,
+        idle_timeout: float | None,
+    ) -> None:
+        self.proc = proc
+        self.ctx = ctx
+        self.inv = inv
+        self.resuming = resuming
+        self.startup_timeout = startup_timeout
+        self.idle_timeout = idle_timeout
+        self.tr = FrameTranslator(ctx.transcript)
+        self.pending: dict[str, _Pending] = {}
+        self.prompt_uuid = ""
+        self.echo_supported = False  # no --replay-user-messages: a written line counts as delivered
+        self.plan_path = ""
+        self.interrupt_claims: list[ClaimedMessage] = []
+        self.interrupting = False
+        self.user_interrupted = ""
+        self.approval_tasks: dict[str, asyncio.Task[None]] = {}
+        self.withdrawn: set[str] = set()
+        self.last: TurnResult | None = None
+        self.session_id = proc.session_id or ""
+        # One meta per provider session, shared by every event of it: the broker keeps its source when it stamps.
+        self.source_meta: EventMeta | None = _source_meta(self.session_id)
+        self.protocol_errors = 0
+        self.saw_output = False
+        self.turn_active = False
+        self.cost = 0.0
+        self.exit_code: int | None = None
+        self._in_tool_phase = False
+        self._watcher: asyncio.Task[None] | None = None
+        self._watching: frozenset[Boundary] = frozenset()
+        self._outcome: DriverOutcome | None = None
+        self._failure: DriverFailure | None = None
+
+    # -- entry -------------------------------------------------------------------------------------------
+
+    async def execute(self) -> DriverOutcome:
+        """Write the prompt and follow the CLI until the run's last turn ended."""
+        self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt")
+        try:
+            await self._loop()
+        except _Finished:
+            pass
+        if self._failure is not None:
+            raise self._failure
+        assert self._outcome is not None
+        return self._outcome
+
+    async def close(self) -> None:
+        """Stop helper tasks (message watcher, approvals still waiting)."""
+        tasks = [t for t in (self._watcher, *self.approval_tasks.values()) if t is not None and not t.done()]
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(BaseException):
+                await t
+
+    def fail_unsettled(self, reason: MessageFailure) -> None:
+        """Acknowledge claimed messages that never reached the CLI (or whose fate is unknown)."""
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        leftovers = [m for p in self.pending.values() for m in p.claimed] + self.interrupt_claims
+        self.pending.clear()
+        self.interrupt_claims = []
+        for m in leftovers:
+            with contextlib.suppress(RuntimeError):
+                msgs.failed(m, reason)
+
+    # -- the loop ----------------------------------------------------------------------------------------
+
+    async def _next(self) -> tuple[Any, ...]:
+        inbox = self.proc.inbox
+        if not inbox.empty():
+            return inbox.get_nowait()
+        timeout: float | None = None
+        what = ""
+        if not self.saw_output:
+            timeout, what = self.startup_timeout, "startup_timeout"
+        elif self.idle_timeout is not None and not self.approval_tasks:
+            timeout, what = self.idle_timeout, "idle_timeout"
+        if timeout is None:
+            return await inbox.get()
+        try:
+            return await asyncio.wait_for(inbox.get(), timeout)
+        except TimeoutError:
+            raise DriverFailure(
+                f"CodeBuddy Code wrote nothing for {timeout:g} s ({what}); "
+                "the process is stuck or waiting on the network",
+                details={"stderr_tail": self.proc.stderr_tail(), "timeout": what, "pid": self.proc.pid},
+                session_id=self.session_id,
+            ) from None
+
+    def _sourced(self, ev: E) -> E:
+        """``ev`` (a fresh payload) carrying the provider session as its source meta."""
+        meta = self.source_meta
+        if meta is not None and ev.meta.source is None:
+            _set(ev, "meta", meta)
+        return ev
+
+    async def _loop(self) -> None:
+        ctx = self.ctx
+        emit = ctx.emit
+        emit_text = ctx.emit_text_nowait
+        emit_nowait = ctx.emit_nowait
+        meta = self.source_meta
+        tr = self.tr
+        blocks = tr.blocks
+        while True:
+            item = await self._next()
+            kind = item[0]
+            if kind == LINES:
+                if item[1]:
+                    ctx.raw_stdout(self.proc.redact(item[1]))
+                for frame in item[2]:
+                    ft = type(frame)
+                    if ft is tuple:
+                        # The hot path: a top-level text delta, already reduced to (block index, text) by the reader.
+                        self.saw_output = True
+                        blk = blocks.get(frame[0])
+                        if blk is not None:
+                            text: str = frame[1]
+                            blk.parts.append(text)
+                            if meta is None:
+                                if not emit_text(text, tr.msg_id):
+                                    await emit(text_delta(text, tr.msg_id))
+                            else:
+                                td = _new(TextDelta)
+                                _set(
+                                    td,
+                                    "__dict__",
+                                    {
+                                        "meta": meta,
+                                        "text": text,
+                                        "message_id": tr.msg_id,
+                                        "role": _ASSISTANT,
+                                        "phase": _CONTENT,
+                                    },
+                                )
+                                if not emit_nowait(td):
+                                    await emit(td)
+                        continue
+                    if ft is not dict:
+                        await self._not_json(frame)
+                        continue
+                    t = frame.get("type")
+                    self.saw_output = True
+                    if t == "stream_event":
+                        # A text delta in another layout than the reader's short cut knows: still no full dispatch.
+                        ev = frame.get("event")
+                        if type(ev) is dict and ev.get("type") == "content_block_delta":
+                            delta = ev.get("delta")
+                            if type(delta) is dict and delta.get("type") == "text_delta":
+                                blk = blocks.get(ev.get("index", -1))
+                                if blk is not None and not frame.get("parent_tool_use_id"):
+                                    text = delta.get("text", "")
+                                    blk.parts.append(text)
+                                    td = self._sourced(text_delta(text, tr.msg_id))
+                                    if not emit_nowait(td):
+                                        await emit(td)
+                                    continue
+                        for ev in tr.stream_event(frame):
+                            await emit(self._sourced(ev))
+                        if tr.open_tools and not self._in_tool_phase:
+                            self._tool_phase()
+                    elif t == "assistant":
+                        self._note_plan_file(frame)
+                        for ev in tr.assistant(frame):
+                            await emit(self._sourced(ev))
+                        if tr.open_tools and not self._in_tool_phase:
+                            self._tool_phase()
+                    elif t == "user":
+                        if frame.get("isReplay"):
+                            self._echo(frame)
+                            continue
+                        for ev in tr.user(frame):
+                            await emit(self._sourced(ev))
+                        if not tr.open_tools and self._in_tool_phase:
+                            self._in_tool_phase = False
+                            self._rewatch()
+                    elif t == "system":
+                        if frame.get("subtype") == "init" and not self.turn_active:
+                            self.turn_active = True
+                            self._rewatch()
+                            self.session_id = str(frame.get("session_id") or self.session_id)
+                            self.source_meta = meta = _source_meta(self.session_id)
+                        for ev in tr.system(frame):
+                            await emit(self._sourced(ev))
+                        if frame.get("subtype") == "init":
+                            self._check_required_mcp(frame)
+                    elif t == "result":
+                        await self._result(frame)
+                    elif t == "control_request":
+                        self._control_request(frame)
+                    elif t == "control_cancel_request":
+                        rid = str(frame.get("request_id") or "")
+                        self.withdrawn.add(rid)
+                        ctx.approvals.withdraw(rid)
+                    elif t == "control_response":
+                        continue  # the CLI echoes our own replies; answers to our requests never get here
+                    elif t == "error":
+                        self._error_line(frame)
+                        for ev in tr.unknown(frame):
+                            await emit(self._sourced(ev))
+                    else:
+                        for ev in tr.unknown(frame):
+                            await emit(self._sourced(ev))
+            elif kind == STDERR:
+                chunk: bytes = item[1]
+                ctx.raw_stderr(chunk)
+                await emit(ProcessInfo(kind=ProcessKind.STDERR, text=chunk.decode("utf-8", "replace"), bytes=chunk))
+            elif kind == EOF:
+                await self._eof(item[1])
+            elif kind == WAKE and item[1] is self:
+                await self._wake(item[2])
+
+    # -- input -------------------------------------------------------------------------------------------
+
+    def _write_user(self, text: str, claimed: list[ClaimedMessage], boundary: Boundary, mechanism: str) -> str:
+        uid = str(uuid.uuid4())
+        self.pending[uid] = _Pending(claimed, boundary, mechanism)
+        self.proc.busy = True
+        self.ctx.set_turn_id(str(self.ctx.turns + 1))
+        self.proc.send(
+            {
+                "type": "user",
+                "uuid": uid,
+                "session_id": "",
+                "parent_tool_use_id": None,
+                "message": {"role": "user", "content": text},
+            }
+        )
+        if not self.echo_supported:
+            self._delivered(self.pending.pop(uid))
+        return uid
+
+    def _delivered(self, p: _Pending) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        for m in p.claimed:
+            with contextlib.suppress(RuntimeError):
+                msgs.delivered(m, boundary=p.boundary, mechanism=p.mechanism)
+
+    def _echo(self, frame: dict[str, Any]) -> None:
+        p = self.pending.pop(str(frame.get("uuid") or ""), None)
+        if p is not None:
+            self._delivered(p)
+
+    async def _not_json(self, line: bytes) -> None:
+        self.protocol_errors += 1
+        text = line[:4096].decode("utf-8", "replace")
+        self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.STDOUT, text=text, bytes=line[:4096], data={"json": False}))
+        await self.ctx.emit(
+            Notice(
+                kind=NoticeKind.LIFECYCLE.value,
+                text=f"CodeBuddy Code wrote a stdout line that is not JSON ({len(line)} bytes); it was skipped",
+                metadata={"code": "codebuddy.protocol_error"},
+            )
+        )
+
+    # -- approvals ---------------------------------------------------------------------------------------
+
+    def _control_request(self, frame: dict[str, Any]) -> None:
+        rid = str(frame.get("request_id") or "")
+        request = frame.get("request")
+        subtype = request.get("subtype") if isinstance(request, dict) else None
+        if subtype != "can_use_tool":
+            self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
+            return
+        task = asyncio.get_running_loop().create_task(self._approve(frame, rid))
+        self.approval_tasks[rid] = task
+
+    async def _approve(self, frame: dict[str, Any], rid: str) -> None:
+        try:
+            decision = await self.ctx.approvals.request(approval_spec(frame, *self._plan_for(frame)))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the policy ended the run: stop the CLI's turn and surface the error
+            if rid not in self.withdrawn:
+                self.proc.send(error_response(rid, "the run was stopped by its approval policy"))
+                self.proc.interrupt_soon()
+            self.proc.inbox.put_nowait((WAKE, self, ("raise", exc)))
+            return
+        finally:
+            self.approval_tasks.pop(rid, None)
+        if rid in self.withdrawn or decision.by == "withdrawn":
+            return
+        self.proc.send(decision_response(frame, decision))
+        if decision.action == "deny" and decision.interrupt:
+            self.user_interrupted = decision.reason or "denied with interrupt"
+
+    def _note_plan_file(self, frame: dict[str, Any]) -> None:
+        """Remember the plan file a Write under ``.codebuddy/plans/`` created (ExitPlanMode carries no plan)."""
+        message = frame.get("message")
+        for block in (message.get("content") if isinstance(message, dict) else None) or ():
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Write":
+                path = (block.get("input") or {}).get("file_path")
+                if isinstance(path, str) and "/.codebuddy/plans/" in path:
+                    self.plan_path = path
+
+    def _plan_for(self, frame: dict[str, Any]) -> tuple[str, str]:
+        request = frame.get("request")
+        if not isinstance(request, dict) or request.get("tool_name") != PLAN_TOOL or not self.plan_path:
+            return "", ""
+        try:
+            with open(self.plan_path, encoding="utf-8", errors="replace") as fh:
+                return fh.read(1 << 20), self.plan_path
+        except OSError:
+            return "", self.plan_path
+
+    def _error_line(self, frame: dict[str, Any]) -> None:
+        """A top-level ``error`` line: an unknown resume id or a cancelled start end the turn without a result."""
+        text = str(frame.get("error") or frame.get("message") or "")
+        if "No conversation found" in text and self.resuming and self.ctx.turns == 0:
+            self.proc.busy = False
+            self.proc.broken = True
+            raise ResumeRejectedError(
+                f"CodeBuddy Code could not resume session "
+                f"{self.inv.resume.session_id if self.inv.resume else ''!r}: {text}",
+                key=self.inv.thread_key,
+                details={"errors": [text], "stderr_tail": self.proc.stderr_tail()},
+            )
+        if "No conversation found" in text or "startup was cancelled" in text:
+            self.proc.busy = False
+            self.proc.broken = True
+            raise DriverFailure(
+                f"CodeBuddy Code ended the turn without a result: {text}",
+                reason=FailureReason.AGENT_ERROR,
+                details={"errors": [text], "stderr_tail": self.proc.stderr_tail(), "session_id": self.session_id},
+                session_id=self.session_id,
+            )
+
+    # -- supplemental messages ---------------------------------------------------------------------------
+
+    def _rewatch(self) -> None:
+        """Watch the queue for exactly what can be delivered now: nothing is claimed that must wait anyway."""
+        if self.ctx.messages is None:
+            return
+        # A user line written mid-turn would start a parallel session: messages wait for the turn's end.
+        boundaries: frozenset[Boundary] = frozenset()
+        watcher = self._watcher
+        if boundaries == self._watching and watcher is not None and not watcher.done():
+            return
+        if watcher is not None and not watcher.done():
+            watcher.cancel()
+        self._watching = boundaries
+        self._watcher = asyncio.get_running_loop().create_task(self._watch(boundaries)) if boundaries else None
+
+    async def _watch(self, boundaries: frozenset[Boundary]) -> None:
+        msgs = self.ctx.messages
+        assert msgs is not None
+        await msgs.wait(boundaries)
+        self.proc.inbox.put_nowait((WAKE, self, "messages"))
+
+    def _tool_phase(self) -> None:
+        """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
+        self._in_tool_phase = True
+        if self.ctx.messages is not None:
+            self._deliver_now()
+
+    def _deliver_now(self) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        if self.turn_active and not self.interrupting and msgs.pending(Boundary.INTERRUPT):
+            claimed = msgs.claim(Boundary.INTERRUPT)
+            if claimed:
+                self.interrupt_claims.extend(claimed)
+                self.interrupting = True
+                self.proc.interrupt_soon()
+        if self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
+            claimed = msgs.claim(Boundary.IN_RUN)
+            if claimed:
+                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.IN_RUN, "stdin")
+        self._rewatch()
+
+    async def _wake(self, payload: Any) -> None:
+        if payload == "messages":
+            self._deliver_now()
+        elif isinstance(payload, tuple) and payload[0] == "raise":
+            raise payload[1]
+
+    # -- turn ends ---------------------------------------------------------------------------------------
+
+    def _check_required_mcp(self, frame: dict[str, Any]) -> None:
+        """A required MCP server that did not connect fails the run (its tools would be missing)."""
+        failed = required_failures(frame, self.inv.mcp)
+        if failed:
+            raise DriverFailure(
+                f"required MCP server(s) did not connect: {', '.join(failed)}",
+                details={"mcp_servers": failed, "stderr_tail": self.proc.stderr_tail()},
+                session_id=self.session_id,
+            )
+
+    async def _result(self, frame: dict[str, Any]) -> None:
+        res = parse_result(frame, self.proc.cost_total)
+        if res.cost_total is not None:
+            self.proc.cost_total = res.cost_total
+        if res.cost_usd is not None:
+            self.cost += res.cost_usd
+        self.ctx.terminal("result", frame)
+        self.ctx.transcript(
+            TranscriptItem(
+                kind="result",
+                text=res.text or "",
+                is_error=not res.ok,
+                session_id=res.session_id,
+                usage=res.usage,
+                cost_usd=res.cost_usd,
+                subtype=res.subtype,
+                errors=res.errors,
+                model=self.tr.model,
+                data={"api_error_status": res.api_error_status, "terminal_reason": res.terminal_reason},
+            )
+        )
+        if res.session_id:
+            self.session_id = res.session_id
+        if self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0:
+            rejected = [
+                e for e in res.errors if "No conversation found" in e or ("session" in e.lower() and "found" in e)
+            ]
+            if rejected:
+                self.proc.busy = False
+                raise ResumeRejectedError(
+                    f"CodeBuddy Code could not resume session "
+                    f"{self.inv.resume.session_id if self.inv.resume else ''!r}: " + "; ".join(rejected),
+                    key=self.inv.thread_key,
+                    details={"errors": list(res.errors), "stderr_tail": self.proc.stderr_tail()},
+                )
+        if self.prompt_uuid in self.pending and self.echo_supported:
+            # This CLI never echoes input (--replay-user-messages unsupported): count writes as delivered.
+            self.echo_supported = False
+            for uid in list(self.pending):
+                self._delivered(self.pending.pop(uid))
+        self.turn_active = False
+        self._in_tool_phase = False
+        self.tr.open_tools.clear()
+        self._rewatch()
+        self.last = res
+        more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
+        self.proc.busy = bool(self.pending)
+        if not res.ok:
+            if self.interrupting and res.subtype == "error_during_execution":
+                self.interrupting = False
+                claimed, self.interrupt_claims = self.interrupt_claims, []
+                if more:
+                    self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
+                    return
+                self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED)
+                self._finish()
+            self._failure = self._classify(res)
+            if self.pending:
+                # The CLI still holds input it will turn into another turn: the process is not reusable as is.
+                self.proc.broken = True
+            raise _Finished
+        if self.pending:
+            return  # input written during the turn became a turn of its own; its result is still to come
+        msgs = self.ctx.messages
+        if more and msgs is not None:
+            claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
+            if self.interrupt_claims:
+                claimed = self.interrupt_claims + claimed
+                self.interrupt_claims = []
+                self.interrupting = False
+            if msgs.pending(Boundary.INTERRUPT):
+                claimed += msgs.claim(Boundary.INTERRUPT)
+            if claimed:
+                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
+                return
+        self._finish()
+
+    def _fail_messages(self, claimed: list[ClaimedMessage], reason: MessageFailure) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        for m in claimed:
+            with contextlib.suppress(RuntimeError):
+                msgs.failed(m, reason)
+
+    def _finish(self) -> None:
+        res = self.last
+        self.proc.busy = bool(self.pending)
+        if self.interrupt_claims:
+            self._fail_messages(self.interrupt_claims, MessageFailure.LIMIT_EXCEEDED)
+            self.interrupt_claims = []
+        if res is not None and not res.ok and self.user_interrupted:
+            self._failure = self._classify(res)
+            raise _Finished
+        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
+        if res is not None:
+            metadata["stop_reason"] = res.stop_reason
+            metadata["terminal_reason"] = res.terminal_reason
+        if self.tr.init_model:
+            metadata["cli_model"] = self.tr.init_model
+        outcome = DriverOutcome(
+            text=res.text if res is not None and res.ok else None,
+            model=self.tr.model or self.tr.init_model or self.inv.model,
+            provider=PROVIDER,
+            metadata=metadata,
+            session_id=self.session_id,
+            healthy=res is not None and res.ok and self.protocol_errors == 0,
+        )
+        if res is not None and res.ok and res.has_structured:
+            outcome.structured = res.structured
+            outcome.has_structured = True
+        if self.inv.output_schema is not None and res is not None and res.ok and not res.has_structured:
+            self._failure = DriverFailure(
+                "CodeBuddy finished without calling the StructuredOutput tool, so there is no structured output; "
+                "the answer text is kept in the result",
+                reason=FailureReason.POLICY_VIOLATION,
+                details={"text": res.text or "", "session_id": self.session_id},
+                session_id=self.session_id,
+            )
+            raise _Finished
+        self._outcome = outcome
+        raise _Finished
+
+    def _classify(self, res: TurnResult) -> DriverFailure:
+        details: dict[str, Any] = {
+            "subtype": res.subtype,
+            "session_id": res.session_id,
+            "stderr_tail": self.proc.stderr_tail(),
+        }
+        if res.errors:
+            details["errors"] = list(res.errors)
+        if res.errors_info:
+            details["errors_info"] = [dict(e) for e in res.errors_info]
+        if res.terminal_reason:
+            details["terminal_reason"] = res.terminal_reason
+        if self.user_interrupted:
+            details["denial_reason"] = self.user_interrupted
+            return DriverFailure(
+                f"the run stopped because a tool was denied with interrupt: {self.user_interrupted}",
+                reason=FailureReason.APPROVAL_DENIED,
+                details=details,
+                session_id=res.session_id,
+            )
+        if res.subtype == "error_max_turns":
+            return DriverFailure(
+                "CodeBuddy Code reached its step limit (Config.max_turns_per_run): " + "; ".join(res.errors),
+                reason=FailureReason.LIMIT_EXCEEDED,
+                details=details,
+                session_id=res.session_id,
+            )
+        if res.api_error_status is not None:
+            details["api_error_status"] = res.api_error_status
+            status = res.api_error_status
+            return DriverFailure(
+                res.text or f"the model API answered HTTP {status}",
+                reason=FailureReason.AGENT_ERROR,
+                details=details,
+                session_id=res.session_id,
+                retryable=status in _RETRYABLE,
+            )
+        message = res.text or "; ".join(res.errors) or f"CodeBuddy Code ended the turn with {res.subtype or 'an error'}"
+        return DriverFailure(message, reason=FailureReason.AGENT_ERROR, details=details, session_id=res.session_id)
+
+    async def _eof(self, rc: int) -> None:
+        self.exit_code = rc
+        self.proc.busy = False
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
+        tail = self.proc.stderr_tail()
+        self._failure = DriverFailure(
+            f"CodeBuddy Code exited with code {rc} before the run finished"
+            + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),
+            reason=FailureReason.AGENT_ERROR,
+            details={"exit_code": rc, "stderr_tail": tail, "session_id": self.session_id, "pid": self.proc.pid},
+            session_id=self.session_id,
+        )
+        raise _Finished
+
+
+def emit_spawn(proc: CodeBuddyProcess, resumed: str, fork: bool) -> Event:
+    """The ProcessInfo event for a new CLI process (argv only: prompts and secrets never go there)."""
+    return ProcessInfo(
+        kind=ProcessKind.SPAWN,
+        text=f"codebuddy pid {proc.pid}",
+        metadata={"pid": str(proc.pid), "resume": resumed, "fork": str(fork).lower()},
+        data={"pid": proc.pid, "argv": list(proc.argv), "started": time.time()},
+    )
