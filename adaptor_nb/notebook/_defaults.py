@@ -1,4 +1,4 @@
-"""The notebook's default driver: Claude or Codex when installed, signed in and healthy, else the offline demo."""
+"""The notebook's default driver: the first built-in CLI driver installed, signed in and healthy, else the demo."""
 
 from __future__ import annotations
 
@@ -67,10 +67,14 @@ FIXES = {
         "set OPENAI_API_KEY (or CODEX_API_KEY) in the kernel's environment, sign in once with `codex login` in a "
         "terminal, or name a model_provider in ~/.codex/config.toml"
     ),
+    "cursor": "set CURSOR_API_KEY in the kernel's environment, or sign in once with `agent login` in a terminal",
+    "codebuddy": "set CODEBUDDY_API_KEY (and CODEBUDDY_BASE_URL for another endpoint) in the kernel's environment",
 }
 INSTALL = {
     "claude": "install the Claude Code CLI (npm install -g @anthropic-ai/claude-code) so `claude` is on PATH",
     "codex": "install the Codex CLI (npm install -g @openai/codex) so `codex` is on PATH",
+    "cursor": "install Cursor Agent with its vendor's installer (curl https://cursor.com/install -fsS | bash)",
+    "codebuddy": "pip install 'adaptor_nb[codebuddy]' (the CodeBuddy Code CLI ships in that wheel)",
 }
 
 
@@ -153,7 +157,9 @@ async def probe(name: str, env: Mapping[str, str] | None = None, home: Path | No
 
 
 async def choose_default(env: Mapping[str, str] | None = None, home: Path | None = None) -> DriverChoice:
-    """The first usable of Claude, Codex and Cursor, else the reference driver; ``ADAPTOR_NB_DRIVER`` pins a name."""
+    """The first usable of Claude, Codex, Cursor and CodeBuddy, else the reference driver.
+
+    ``ADAPTOR_NB_DRIVER`` pins a name."""
     env = os.environ if env is None else env
     pinned = env.get(DRIVER_ENV, "").strip().lower()
     if pinned:
@@ -161,7 +167,7 @@ async def choose_default(env: Mapping[str, str] | None = None, home: Path | None
             return DriverChoice("reference", make_driver("reference"), OFFLINE_NOTE)
         return DriverChoice(pinned, make_driver(pinned))
     skipped: dict[str, str] = {}
-    for name in ("claude", "codex", "cursor"):
+    for name in ("claude", "codex", "cursor", "codebuddy"):
         driver, why = await probe(name, env, home)
         if driver is not None:
             return DriverChoice(name, driver, skipped=skipped)

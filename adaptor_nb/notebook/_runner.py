@@ -313,7 +313,7 @@ def apply_use(session: NotebookSession, opts: UseOptions) -> None:
     session.use = opts
     session.choice = None
     if opts.driver == "default":
-        print("%%agent cells use the automatic default driver (Claude or Codex when usable, else reference)")
+        print("%%agent cells use the automatic default driver (the first usable CLI driver, else reference)")
     else:
         print(f"%%agent cells use the {opts.driver} driver" + (f" with model {opts.model}" if opts.model else ""))
 
@@ -340,7 +340,7 @@ def status_text(session: NotebookSession) -> str:
         for name, why in session.choice.skipped.items():
             lines.append(f"  {name} skipped: {why}")
     else:
-        lines.append("default driver: chosen at the first %%agent cell (Claude or Codex when usable, else reference)")
+        lines.append("default driver: chosen at the first %%agent cell (the first usable CLI driver, else reference)")
     if session.choice is not None and session.choice.note:
         lines.append(f"note: {session.choice.note}")
     lines.append(f"thread store: {session.store_note or 'not opened yet'}")

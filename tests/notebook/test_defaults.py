@@ -27,7 +27,7 @@ async def test_without_credentials_the_reference_driver_is_chosen(
     monkeypatch.setenv("PATH", f"{CLI_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     choice = await choose_default({}, home=tmp_path)
     assert choice.name == "reference" and choice.note == OFFLINE_NOTE
-    assert set(choice.skipped) == {"claude", "codex", "cursor"}
+    assert set(choice.skipped) == {"claude", "codex", "cursor", "codebuddy"}
     assert all(why for why in choice.skipped.values())
 
 
