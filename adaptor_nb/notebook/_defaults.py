@@ -168,8 +168,9 @@ async def choose_default(env: Mapping[str, str] | None = None, home: Path | None
         return DriverChoice(pinned, make_driver(pinned))
     skipped: dict[str, str] = {}
     for name in ("claude", "codex", "cursor", "codebuddy"):
-        driver, why = await probe(name, env, home)
-        if driver is not None:
-            return DriverChoice(name, driver, skipped=skipped)
-        skipped[name] = why
+        outcome = await inspect_driver(name, env, home)
+        if outcome.driver is not None:
+            return DriverChoice(name, outcome.driver, skipped=skipped)
+        fix = outcome.fix()
+        skipped[name] = outcome.why + (f"; to use it, {fix}" if fix else "")
     return DriverChoice("reference", make_driver("reference"), OFFLINE_NOTE, skipped)

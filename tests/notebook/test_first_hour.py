@@ -86,9 +86,12 @@ def test_status_shows_each_drivers_probe_before_any_run(bare_kernel: Kernel) -> 
 
 def test_help_and_driver_option_list_only_installed_drivers(bare_kernel: Kernel) -> None:
     help_text = bare_kernel.run_ok("%agent help").text()
-    assert "--driver NAME         use a built-in driver: claude, codex, reference" in help_text
-    assert "cursor" not in help_text and "codebuddy" not in help_text
-    bad = bare_kernel.run("%%agent --driver cursor\nhello")
+    from adaptor_nb.notebook._help import installed_drivers
+
+    listed = ", ".join(installed_drivers())
+    assert f"--driver NAME         use a built-in driver: {listed}" in help_text
+    assert listed == "claude, codex, cursor, codebuddy, reference"  # every built-in driver ships in this package
+    bad = bare_kernel.run("%%agent --driver nosuch\nhello")
     assert bad.status == "error"
-    assert "UsageError" in bad.text() and "invalid choice: 'cursor'" in bad.text()
+    assert "UsageError" in bad.text() and "invalid choice: 'nosuch'" in bad.text()
     assert "No module named" not in bad.text()
