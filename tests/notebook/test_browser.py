@@ -149,6 +149,11 @@ def test_quickstart_runs_in_jupyterlab(lab: Lab, page: Any) -> None:
     run_all(page)
     views = page.locator(".anb")
     page.wait_for_function("() => document.querySelectorAll('.anb .anb-state.anb-done').length === 2")
+    # The output is updated with its final form when the run ends, and the front end may draw the view again then:
+    # wait for the drawn view's header instead of reading it mid-draw.
+    page.wait_for_function(
+        "() => (document.querySelector('.anb .anb-note') || {}).innerText?.includes('offline demo driver')"
+    )
     first = views.first
     assert "offline demo driver: scripted replies" in first.locator(".anb-note").inner_text()
     assert "Scripted reply" in first.locator(".anb-text").inner_text()
