@@ -7,9 +7,19 @@ import re
 from pathlib import Path
 
 import pytest
-from _support import drain
+from _support import drain, outcome
 
-from adaptor_nb import Agent, ApprovalKind, ApprovalPolicy, ApprovalRequest, Policy, QuestionMode
+from adaptor_nb import (
+    Agent,
+    ApprovalExpiredError,
+    ApprovalKind,
+    ApprovalMode,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Policy,
+    QuestionMode,
+    RunCancelled,
+)
 from adaptor_nb.testing import ChatReply, ChatRequest, FakeChatCompletionsServer
 
 from .conftest import DriverFactory
@@ -89,3 +99,24 @@ async def test_plan_review_shows_the_plan_file_and_approval_lets_the_turn_go_on(
     plans = [r for r in seen if r.kind is ApprovalKind.PLAN_REVIEW]
     assert len(plans) == 1 and plans[0].details["plan"] == "# Plan\n1. add x\n2. test x\n"
     assert "/.codebuddy/plans/" in plans[0].details["plan_path"]
+
+
+async def test_a_pending_approval_is_expired_when_the_run_is_cancelled(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    fake.enqueue(ChatReply.tool("Bash", {"command": "touch never.txt", "description": "make never.txt"}))
+    policy = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK, timeout=-1))
+    async with Agent(make_driver(), workspace=str(workspace), policy=policy) as agent:
+        stream = agent.send("make it")
+        requests: list[ApprovalRequest] = []
+        async for ev in stream.events():
+            if isinstance(ev, ApprovalRequest) and not requests:
+                requests.append(ev)
+                stream.cancel()
+        _, error = await outcome(stream)
+    assert isinstance(error, RunCancelled)
+    [request] = requests
+    assert request.state == "expired"
+    with pytest.raises(ApprovalExpiredError):
+        request.approve()
+    assert not (workspace / "never.txt").exists()

@@ -93,6 +93,8 @@ class CodeBuddyRun:
         self.interrupt_claims: list[ClaimedMessage] = []
         self.interrupting = False
         self.user_interrupted = ""
+        self.plan_denied = ""  # the tool_use_id of an ExitPlanMode that was denied: the CLI writes no result after it
+        self.plan_abort: Exception | None = None  # the policy's abort for that denial, raised once the turn ended
         self.approval_tasks: dict[str, asyncio.Task[None]] = {}
         self.withdrawn: set[str] = set()
         self.last: TurnResult | None = None
@@ -253,6 +255,9 @@ class CodeBuddyRun:
                             continue
                         for ev in tr.user(frame):
                             await emit(self._sourced(ev))
+                        why = self._ended_without_result(frame)
+                        if why:
+                            await self._end_without_result(why)
                         if not tr.open_tools and self._in_tool_phase:
                             self._in_tool_phase = False
                             self._rewatch()
@@ -358,6 +363,12 @@ class CodeBuddyRun:
         except Exception as exc:  # the policy ended the run: stop the CLI's turn and surface the error
             if rid not in self.withdrawn:
                 self.proc.send(error_response(rid, "the run was stopped by its approval policy"))
+                if _tool_name(frame) == PLAN_TOOL:
+                    # A refused plan ends the CLI's turn with no result once its tool result is written: the
+                    # run ends there, after the text streamed before it, so the partial result keeps that text.
+                    self.plan_denied = _tool_use_id(frame)
+                    self.plan_abort = exc
+                    return
                 self.proc.interrupt_soon()
             self.proc.inbox.put_nowait((WAKE, self, ("raise", exc)))
             return
@@ -366,6 +377,8 @@ class CodeBuddyRun:
         if rid in self.withdrawn or decision.by == "withdrawn":
             return
         self.proc.send(decision_response(frame, decision))
+        if decision.action == "deny" and _tool_name(frame) == PLAN_TOOL:
+            self.plan_denied = _tool_use_id(frame)
         if decision.action == "deny" and decision.interrupt:
             self.user_interrupted = decision.reason or "denied with interrupt"
 
@@ -461,6 +474,71 @@ class CodeBuddyRun:
             raise payload[1]
 
     # -- turn ends ---------------------------------------------------------------------------------------
+
+    def _ended_without_result(self, frame: dict[str, Any]) -> str:
+        """Why this ``user`` line is the last of a turn that gets no ``result`` line ("" if it is not).
+
+        Two paths end that way: the tool result of a denied ExitPlanMode, and a tool killed by an interrupt
+        (its result reads "Interrupted by user").
+        """
+        if not (self.plan_denied or self.interrupting):
+            return ""
+        message = frame.get("message")
+        for block in (message.get("content") if isinstance(message, dict) else None) or ():
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            tool_id = str(block.get("tool_use_id") or "")
+            if self.plan_denied and (tool_id == self.plan_denied or self.plan_denied == "?"):
+                return "plan_denied"
+            if self.interrupting and _plain_text(block.get("content")).strip() == "Interrupted by user":
+                return "interrupted"
+        return ""
+
+    async def _end_without_result(self, why: str) -> None:
+        """End the turn the CLI left open: a finished turn with the text streamed so far, never healthy.
+
+        The CLI's next user line would start a new session without history, so the process is not reused and
+        messages waiting for this turn cannot reach it.
+        """
+        self.proc.busy = False
+        self.proc.broken = True
+        self.turn_active = False
+        self._in_tool_phase = False
+        self.tr.open_tools.clear()
+        self.pending.clear()
+        self.ctx.transcript(
+            TranscriptItem(
+                kind="result",
+                text="",
+                session_id=self.session_id,
+                subtype=why,
+                model=self.tr.model,
+                data={"terminal_reason": why, "synthesized": True},
+            )
+        )
+        await self.ctx.turn_end()
+        if self.plan_abort is not None:
+            raise self.plan_abort
+        if self.interrupt_claims:
+            self._fail_messages(self.interrupt_claims, MessageFailure.PROVIDER_REJECTED)
+            self.interrupt_claims = []
+        self.interrupting = False
+        metadata = {
+            "session_id": self.session_id,
+            "cost_usd": f"{self.cost:.6f}",
+            "terminal_reason": why,
+        }
+        if self.tr.init_model:
+            metadata["cli_model"] = self.tr.init_model
+        self._outcome = DriverOutcome(
+            text=None,
+            model=self.tr.model or self.tr.init_model or self.inv.model,
+            provider=PROVIDER,
+            metadata=metadata,
+            session_id=self.session_id,
+            healthy=False,
+        )
+        raise _Finished
 
     def _check_required_mcp(self, frame: dict[str, Any]) -> None:
         """A required MCP server that did not connect fails the run (its tools would be missing)."""
@@ -648,6 +726,24 @@ class CodeBuddyRun:
             session_id=self.session_id,
         )
         raise _Finished
+
+
+def _tool_name(frame: dict[str, Any]) -> str:
+    request = frame.get("request")
+    return str(request.get("tool_name") or "") if isinstance(request, dict) else ""
+
+
+def _tool_use_id(frame: dict[str, Any]) -> str:
+    request = frame.get("request")
+    return str((request.get("tool_use_id") if isinstance(request, dict) else "") or "?")
+
+
+def _plain_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+    return ""
 
 
 def emit_spawn(proc: CodeBuddyProcess, resumed: str, fork: bool) -> Event:

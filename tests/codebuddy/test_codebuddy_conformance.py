@@ -1,0 +1,110 @@
+"""The public driver conformance suite on the CodeBuddy driver: the real CLI against the fake Chat Completions server,
+with the capabilities the driver declares."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tempfile
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from adaptor_nb import ApprovalKind
+from adaptor_nb.drivers import codebuddy
+from adaptor_nb.testing import (
+    ChatReply,
+    ChatRequest,
+    ConformanceCase,
+    FakeChatCompletionsServer,
+    ModelRun,
+    run_driver_conformance,
+)
+
+from .conftest import API_KEY, NetworkTripwire
+
+pytestmark = pytest.mark.codebuddy
+
+_RUN = re.compile(r"adaptor_nb conformance check '[^']*', run (\d+)\.")
+_PLAN_FILE = re.compile(r"(/\S*?/\.codebuddy/plans/[\w.-]+\.md)")
+
+
+def _decision(run: ModelRun, req: ChatRequest) -> ChatReply | None:
+    """The decision tool a run asks for first, or None once its tools are done."""
+    step = len(req.tool_outputs)
+    if run.approval is ApprovalKind.PERMISSION and step == 0:
+        return ChatReply.tool("Bash", {"command": "touch conformance.txt", "description": "create a file"})
+    if run.approval is ApprovalKind.PLAN_REVIEW:
+        # Plan mode: the plan goes into the file the CLI names, then ExitPlanMode asks for the review.
+        found = _PLAN_FILE.search("\n".join(req.texts("user")))
+        if step == 0 and found is not None:
+            return ChatReply.tool("Write", {"file_path": found.group(1), "content": "1. Read it.\n2. Answer it.\n"})
+        if step == (1 if found is not None else 0):
+            return ChatReply.tool("ExitPlanMode", {})
+    if run.approval is ApprovalKind.QUESTION and step == 0:
+        options = [{"label": c, "description": f"option {c}"} for c in run.choices]
+        question = {"question": "Which option should the answer use?", "header": "Option", "options": options}
+        return ChatReply.tool("AskUserQuestion", {"questions": [{**question, "multiSelect": False}]})
+    return None
+
+
+def responder_for(case: ConformanceCase) -> Callable[[ChatRequest], ChatReply]:
+    def respond(req: ChatRequest) -> ChatReply:
+        m = _RUN.search(req.prompt)
+        if m is None:
+            # A later turn of the same run (supplemental input): answer with the run's follow-up.
+            runs = [int(x) for x in _RUN.findall("\n".join(req.user_queries()))]
+            run = case.runs[(runs[-1] if runs else 1) - 1]
+            return ChatReply.text(run.follow_up)
+        run = case.runs[int(m.group(1)) - 1]
+        if run.fail:
+            return ChatReply.error(500, "conformance: the scripted model request failed")
+        decision = _decision(run, req)
+        if decision is not None:
+            return decision
+        if run.structured is not None:
+            return ChatReply.tool("StructuredOutput", run.structured)
+        return ChatReply.text(run.reply, hold=case.hold if run.hold else None)
+
+    return respond
+
+
+def make_factory(
+    cli: str, tripwire: NetworkTripwire
+) -> Callable[[ConformanceCase], contextlib.AbstractAsyncContextManager[codebuddy.Driver]]:
+    @contextlib.asynccontextmanager
+    async def factory(case: ConformanceCase) -> AsyncIterator[codebuddy.Driver]:
+        decisions = {r.approval for r in case.runs}
+        with tempfile.TemporaryDirectory(prefix="codebuddy-home-") as home:
+            async with FakeChatCompletionsServer() as server:
+                server.responder = responder_for(case)
+                cfg = codebuddy.Config(
+                    command=[cli],
+                    cwd=case.workspace or None,
+                    env={
+                        "HOME": home,
+                        "CODEBUDDY_BASE_URL": server.url,
+                        "CODEBUDDY_MAX_RETRIES": "0",
+                        **tripwire.env(),
+                    },
+                    secret_env={"CODEBUDDY_API_KEY": API_KEY},
+                    permission_mode="plan" if ApprovalKind.PLAN_REVIEW in decisions else "default",
+                    grace_period=1.0,
+                )
+                yield codebuddy.Driver(cfg)
+
+    return factory
+
+
+# CLI 2.163.0 at times lists its StructuredOutput tool in the fallback form {data: object} (it found no schema
+# when it listed the tools) while it still checks the call against the real schema, so no call can pass: seen every
+# time this check ran after another one in the same suite run, never when it ran alone. The native path itself is
+# covered by test_codebuddy_structured.py.
+_SKIPPED = {"structured_output": "CodeBuddy CLI 2.163.0 sometimes offers StructuredOutput as {data: object}"}
+
+
+async def test_the_codebuddy_driver_passes_the_conformance_suite(codebuddy_bin: str, tripwire: NetworkTripwire) -> None:
+    report = await run_driver_conformance(make_factory(codebuddy_bin, tripwire), skip=_SKIPPED, raise_on_failure=False)
+    print(report)
+    assert report.ok, str(report)
+    assert [c.name for c in report.skipped] == list(_SKIPPED), str(report)
