@@ -11,8 +11,21 @@ if TYPE_CHECKING:
 
     from ._result import Result
 
-_UNSAFE_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*(?!https?://)[^)\n]*\)", re.IGNORECASE)
-_UNSAFE_REF = re.compile(r"^(\s*)\[([^\]\n]+)\]:(?!\s*https?://)", re.IGNORECASE | re.MULTILINE)
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_TICK_RUN = re.compile(r"`+")
+_INFO_WORD = re.compile(r"[\w+#.-]*")
+# Markdown syntax the scanner looks at; everything else is copied through.
+_SPECIAL = re.compile(r"\\[!-/:-@\[-`{-~]|`+|!?\[|\]|[<>&]")
+# An inline code span kept as code: nothing inside that could turn live if a renderer reads it differently.
+_CODE_SPAN = re.compile(r"(`+)([^`\[\]<>&|\\\n]+)\1(?!`)")
+# A blockquote marker: ``>`` with only spaces and other markers before it on its line.
+_QUOTE_PREFIX = re.compile(r"[ >]*")
+_ANY_SPAN = re.compile(r"(`+)[^`\n]+\1(?!`)")
+# A destination kept: an explicit http(s)/mailto URL made only of characters that cannot end or re-open markup.
+_SAFE_DEST = re.compile(r"\(\s*((?:https?://|mailto:)[^\s()<>\[\]\\`\"']*)(?:\s+\"[^\"\n]*\")?\s*\)", re.IGNORECASE)
+# Any other single-line destination (up to three levels of parentheses): dropped with the link.
+_ANY_DEST = re.compile(r"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)")
+_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 _NEED_PANDAS = "this needs pandas: pip install 'adaptor_nb[pandas]'"
@@ -99,11 +112,128 @@ def transcript_frame(result: Result) -> pandas.DataFrame:
     return pd.DataFrame(rows, columns=_TRANSCRIPT_COLUMNS)
 
 
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """The markdown tokens of ``text`` as (start, end, kind); kinds: escape, code, ticks, open, close, quote, html."""
+    tokens: list[tuple[int, int, str]] = []
+    plain_ticks: set[int] = set()
+    pos = 0
+    for match in _SPECIAL.finditer(text):
+        start = match.start()
+        if start < pos:
+            continue
+        token, pos = match.group(), match.end()
+        if token[0] == "\\":
+            tokens.append((start, pos, "escape"))
+        elif token[0] == "`":
+            code = None if start in plain_ticks else _CODE_SPAN.match(text, start)
+            if code is not None:
+                tokens.append((start, code.end(), "code"))
+                pos = code.end()
+                continue
+            tokens.append((start, pos, "ticks"))
+            # A span too risky to keep as code: its closing run is escaped too, so its text stays prose.
+            span = _ANY_SPAN.match(text, start)
+            if span is not None and start not in plain_ticks:
+                plain_ticks.add(span.end() - len(token))
+        elif token.endswith("["):
+            tokens.append((start, pos, "open"))
+        elif token == "]":
+            tokens.append((start, pos, "close"))
+        elif token == ">" and _QUOTE_PREFIX.fullmatch(text, text.rfind("\n", 0, start) + 1, start):
+            tokens.append((start, pos, "quote"))
+        else:
+            tokens.append((start, pos, "html"))
+    return tokens
+
+
+def _bracket_pairs(tokens: list[tuple[int, int, str]]) -> dict[int, int]:
+    """Where the ``[`` of each opener that has a partner ``]`` is, mapped to that ``]``."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for start, end, kind in tokens:
+        if kind == "open":
+            stack.append(end - 1)
+        elif kind == "close" and stack:
+            pairs[stack.pop()] = start
+    return pairs
+
+
+def _safe_prose(text: str) -> str:
+    """Markdown prose with raw HTML escaped and every link or image kept only if it points at http(s)/mailto."""
+    tokens = _tokens(text)
+    pairs = _bracket_pairs(tokens)
+    closers: dict[int, tuple[str, int]] = {}
+    out: list[str] = []
+    pos = 0
+    for start, end, kind in tokens:
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        token, pos = text[start:end], end
+        if kind == "escape":
+            out.append(_ENTITY.get(token[1], token))
+        elif kind in ("code", "quote"):
+            out.append(token)
+        elif kind == "ticks":
+            out.append("\\`" * len(token))
+        elif kind == "html":
+            out.append(_ENTITY[token])
+        elif kind == "close":
+            tail, pos = closers.pop(start, ("\\]", end))
+            out.append(tail)
+        else:
+            close = pairs.get(end - 1)
+            safe = _SAFE_DEST.match(text, close + 1) if close is not None else None
+            other = _ANY_DEST.match(text, close + 1) if close is not None and safe is None else None
+            if safe is not None and close is not None:
+                closers[close] = (f"]({safe.group(1).replace('&', '&amp;')})", safe.end())
+                out.append(token)
+            elif other is not None and close is not None:
+                closers[close] = ("", other.end())
+            else:
+                out.append(token[:-1] + "\\[")
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _fence(opening: str, info: str, body: list[str]) -> str:
+    """A fenced block re-emitted with a fence longer than any backtick run inside, so no line can close it early."""
+    longest = max((len(run) for line in body for run in _TICK_RUN.findall(line)), default=0)
+    marker = "`" * max(3, longest + 1)
+    word = _INFO_WORD.match(info.strip())
+    return "\n".join([marker + (word.group() if word else ""), *body, marker])
+
+
 def safe_markdown(text: str) -> str:
-    """Agent text as markdown that carries no live HTML and no non-http(s) links."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _UNSAFE_LINK.sub(lambda m: m.group(1), text)
-    return _UNSAFE_REF.sub(lambda m: f"{m.group(1)}\\[{m.group(2)}\\]:", text)
+    """Agent text as markdown that carries no raw HTML and no link or image to anything but http(s)/mailto.
+
+    Fenced code is kept verbatim inside a re-emitted fence; everywhere else ``<``, ``>`` and ``&`` become entities,
+    brackets that do not open a kept link are escaped (so no reference-style link or definition can form), and a
+    link or image whose destination is not an explicit http(s)/mailto URL is replaced by its text.
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    parts: list[str] = []
+    prose: list[str] = []
+    index = 0
+    while index < len(lines):
+        opening = _FENCE_OPEN.fullmatch(lines[index])
+        if opening is None or (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+            prose.append(lines[index])
+            index += 1
+            continue
+        if prose:
+            parts.append(_safe_prose("\n".join(prose)))
+            prose = []
+        fence = opening.group(1)
+        closing = re.compile(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
+        end = index + 1
+        while end < len(lines) and not closing.fullmatch(lines[end]):
+            end += 1
+        parts.append(_fence(fence, opening.group(2), lines[index + 1 : end]))
+        index = end + 1
+    if prose:
+        parts.append(_safe_prose("\n".join(prose)))
+    return "\n".join(parts)
 
 
 def usage_line(result: Result) -> str:
