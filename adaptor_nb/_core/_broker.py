@@ -8,22 +8,24 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from .._enums import Phase, Role
 from .._events import (
-    EMPTY_META,
     Done,
     Dropped,
     Event,
     EventMeta,
     EventSourceMeta,
+    TextDelta,
     event_kind,
     is_droppable,
-    text_delta,
     with_meta,
 )
 
 _new = object.__new__
 _set = object.__setattr__
 _now = time.time
+_ASSISTANT = Role.ASSISTANT
+_CONTENT = Phase.CONTENT
 
 
 @dataclass
@@ -105,8 +107,9 @@ class Broker:
                 "source": source if source is not None else event.meta.source,
             },
         )
-        if event.meta is EMPTY_META:
-            # A fresh payload from a driver: nobody else holds it yet, so it is stamped in place.
+        if event.meta.sequence == 0:
+            # A fresh payload from a driver (no meta, or only its source coordinates): nobody else holds it as a
+            # published event yet, so it is stamped in place.
             event.__dict__["meta"] = meta
             return event
         return with_meta(event, meta)  # an event that already went out (a replay) is copied
@@ -160,7 +163,7 @@ class Broker:
         self._append(self._stamp(event, None), ordinary=True)
         return True
 
-    def push_text(self, text: str, message_id: str) -> bool:
+    def push_text(self, text: str, message_id: str, source: EventSourceMeta | None = None) -> bool:
         """``publish_nowait(TextDelta(text=text, message_id=message_id))`` for per-token loops.
 
         Plain assistant text is always droppable, so that check is skipped; returns False (having done nothing)
@@ -168,7 +171,28 @@ class Broker:
         """
         if self._ordinary >= self._yield_at or not self._fast:
             return False
-        self._append(self._stamp(text_delta(text, message_id), None), ordinary=True)
+        # The payload and its meta are built in one go: this runs once per streamed token.
+        self._seq = seq = self._seq + 1
+        meta = _new(EventMeta)
+        _set(
+            meta,
+            "__dict__",
+            {
+                "run_id": self.run_id,
+                "thread_key": self.thread_key,
+                "sequence": seq,
+                "timestamp": _now(),
+                "turn_id": self.turn_id,
+                "source": source,
+            },
+        )
+        event = _new(TextDelta)
+        _set(
+            event,
+            "__dict__",
+            {"meta": meta, "text": text, "message_id": message_id, "role": _ASSISTANT, "phase": _CONTENT},
+        )
+        self._append(event, ordinary=True)
         return True
 
     async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:

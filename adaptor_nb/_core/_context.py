@@ -8,6 +8,7 @@ from .._enums import NoticeKind, Phase, Role
 from .._events import (
     Done,
     Event,
+    EventSourceMeta,
     Notice,
     ProcessInfo,
     RunFinished,
@@ -91,8 +92,8 @@ class RunContextImpl:
         if not self._broker.publish_nowait(event):
             await self._broker.publish(event)
 
-    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
-        if self._broker.push_text(text, message_id):
+    def emit_text_nowait(self, text: str, message_id: str = "", source: EventSourceMeta | None = None) -> bool:
+        if self._broker.push_text(text, message_id, source):
             self._turn_text.append(text)
             return True
         return False

@@ -20,7 +20,7 @@ from .._enums import (
     SandboxLevel,
     Timing,
 )
-from .._events import Event
+from .._events import Event, EventSourceMeta
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
@@ -278,10 +278,11 @@ class RunContext(Protocol):
         """
         ...
 
-    def emit_text_nowait(self, text: str, message_id: str = "") -> bool:
+    def emit_text_nowait(self, text: str, message_id: str = "", source: EventSourceMeta | None = None) -> bool:
         """``emit_nowait(TextDelta(text=text, message_id=message_id))`` without building the payload first.
 
-        The cheapest way to publish plain assistant text; False means ``await emit(TextDelta(...))`` instead.
+        The cheapest way to publish plain assistant text; ``source`` gives its provider coordinates (the
+        ``meta.source`` it would otherwise carry). False means ``await emit(TextDelta(...))`` instead.
         """
         ...
 

@@ -24,13 +24,10 @@ from ...driver import (
     MessageFailure,
     Notice,
     NoticeKind,
-    Phase,
     ProcessInfo,
     ProcessKind,
     ResumeRejectedError,
-    Role,
     RunContext,
-    TextDelta,
     TranscriptItem,
     text_delta,
 )
@@ -42,10 +39,7 @@ from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "anthropic"
 E = TypeVar("E", bound=Event)
-_new = object.__new__
 _set = object.__setattr__
-_ASSISTANT = Role.ASSISTANT
-_CONTENT = Phase.CONTENT
 
 
 def _source_meta(session_id: str) -> EventMeta | None:
@@ -200,24 +194,8 @@ class ClaudeRun:
                         if blk is not None:
                             text: str = frame[1]
                             blk.parts.append(text)
-                            if meta is None:
-                                if not emit_text(text, tr.msg_id):
-                                    await emit(text_delta(text, tr.msg_id))
-                            else:
-                                td = _new(TextDelta)
-                                _set(
-                                    td,
-                                    "__dict__",
-                                    {
-                                        "meta": meta,
-                                        "text": text,
-                                        "message_id": tr.msg_id,
-                                        "role": _ASSISTANT,
-                                        "phase": _CONTENT,
-                                    },
-                                )
-                                if not emit_nowait(td):
-                                    await emit(td)
+                            if not emit_text(text, tr.msg_id, None if meta is None else meta.source):
+                                await emit(self._sourced(text_delta(text, tr.msg_id)))
                         continue
                     if ft is not dict:
                         await self._not_json(frame)
