@@ -13,6 +13,8 @@ from typing import Any
 
 from ...driver import (
     CLIProcess,
+    LineBuffer,
+    LineTooLong,
 )
 
 # Kinds of inbox items (the first element of each tuple).
@@ -113,8 +115,10 @@ class ClaudeProcess:
     owns stdin, so a cancelled caller can never leave half a line behind.
     """
 
-    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str]) -> None:
+    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str], max_line: int | None = None) -> None:
         self.cli = cli
+        self._splitter = LineBuffer(max_line) if max_line else LineBuffer()
+        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
         self.fingerprint = fingerprint
         self.argv = argv
         self.inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -134,7 +138,9 @@ class ClaudeProcess:
         self._writer = loop.create_task(self._write(), name=f"claude writer {cli.pid}")
 
     @classmethod
-    async def spawn(cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str) -> ClaudeProcess:
+    async def spawn(
+        cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str, max_line: int | None = None
+    ) -> ClaudeProcess:
         """Start the CLI (its own process group) and its reader/writer tasks."""
         holder: list[ClaudeProcess] = []
 
@@ -144,7 +150,7 @@ class ClaudeProcess:
 
         cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
         _widen_pipe(cli)
-        proc = cls(cli, fingerprint, argv)
+        proc = cls(cli, fingerprint, argv, max_line)
         holder.append(proc)
         return proc
 
@@ -172,28 +178,21 @@ class ClaudeProcess:
         stream = self.cli.proc.stdout
         assert stream is not None
         put = self.inbox.put_nowait
-        pending: list[bytes] = []
+        feed = self._splitter.feed
         try:
             while True:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                if chunk.find(b"\n") < 0:
-                    pending.append(chunk)
-                    put((LINES, chunk, []))
-                    continue
-                if pending:
-                    pending.append(chunk)
-                    data = b"".join(pending)
-                    pending.clear()
-                else:
-                    data = chunk
-                cut = data.rfind(b"\n")
-                if cut + 1 < len(data):
-                    pending.append(data[cut + 1 :])
-                put((LINES, chunk, self._decode(data[:cut])))
-            if pending:
-                put((LINES, b"", self._decode(b"".join(pending))))
+                block = feed(chunk)
+                put((LINES, chunk, [] if block is None else self._decode(block)))
+            rest = self._splitter.end()
+            if rest:
+                put((LINES, b"", self._decode(rest)))
+        except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self.overflow = exc
+            self.broken = True
+            await self.cli.stop_reading()
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))

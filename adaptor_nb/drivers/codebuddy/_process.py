@@ -13,6 +13,8 @@ from typing import Any
 
 from ...driver import (
     CLIProcess,
+    LineBuffer,
+    LineTooLong,
 )
 from ._approvals import deny_response
 
@@ -135,6 +137,8 @@ class CodeBuddyProcess:
         self.returncode: int | None = None
         self.turns_seen = 0
         self._settling: asyncio.Task[None] | None = None
+        self.splitter = LineBuffer()
+        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
         loop = asyncio.get_running_loop()
         self.loop = loop
         self._reader = loop.create_task(self._read(), name=f"codebuddy reader {cli.pid}")
@@ -142,7 +146,14 @@ class CodeBuddyProcess:
 
     @classmethod
     async def spawn(
-        cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str, secrets: tuple[str, ...] = ()
+        cls,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        fingerprint: str,
+        secrets: tuple[str, ...] = (),
+        max_line: int | None = None,
     ) -> CodeBuddyProcess:
         """Start the CLI (its own process group) and its reader/writer tasks; ``secrets`` are redacted from output."""
         holder: list[CodeBuddyProcess] = []
@@ -154,6 +165,8 @@ class CodeBuddyProcess:
         cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
         _widen_pipe(cli)
         proc = cls(cli, fingerprint, argv)
+        if max_line:
+            proc.splitter = LineBuffer(max_line)  # the reader task has not run yet
         proc.secrets = tuple(sorted({v.encode() for v in secrets if len(v) >= 4}, key=len, reverse=True))
         holder.append(proc)
         return proc
@@ -191,28 +204,21 @@ class CodeBuddyProcess:
         stream = self.cli.proc.stdout
         assert stream is not None
         put = self.inbox.put_nowait
-        pending: list[bytes] = []
+        feed = self.splitter.feed
         try:
             while True:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                if chunk.find(b"\n") < 0:
-                    pending.append(chunk)
-                    put((LINES, chunk, []))
-                    continue
-                if pending:
-                    pending.append(chunk)
-                    data = b"".join(pending)
-                    pending.clear()
-                else:
-                    data = chunk
-                cut = data.rfind(b"\n")
-                if cut + 1 < len(data):
-                    pending.append(data[cut + 1 :])
-                put((LINES, chunk, self._decode(data[:cut])))
-            if pending:
-                put((LINES, b"", self._decode(b"".join(pending))))
+                block = feed(chunk)
+                put((LINES, chunk, [] if block is None else self._decode(block)))
+            rest = self.splitter.end()
+            if rest:
+                put((LINES, b"", self._decode(rest)))
+        except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self.overflow = exc
+            self.broken = True
+            await self.cli.stop_reading()
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))

@@ -239,6 +239,7 @@ class Driver:
                 startup_timeout=cfg.startup_timeout,
                 route=route,
                 grace=cfg.grace_period,
+                max_line=cfg.max_line_bytes,
             )
         except TimeoutError:  # before OSError: TimeoutError is one
             raise DriverFailure(
