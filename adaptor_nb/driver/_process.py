@@ -61,9 +61,10 @@ class LineTooLong(Exception):
 class LineBuffer:
     """Splits a byte stream into lines, holding at most ``limit`` bytes of an unfinished line.
 
-    ``feed`` returns the complete lines a chunk finishes as one block (lines joined by ``\n``, without the last
-    newline) or None; the unfinished rest is kept as the chunks themselves, joined once when its newline arrives,
-    so memory is the output once plus one line. A line longer than ``limit`` raises LineTooLong.
+    ``feed`` returns the complete lines a chunk finishes, as blocks of lines joined by ``\n`` (without the last
+    newline): the line that was unfinished before the chunk comes as a block of its own, the lines wholly inside
+    the chunk as another. The unfinished rest is kept as the chunks themselves and joined once, when its newline
+    arrives, so a long line is held twice at most for a moment. A line longer than ``limit`` raises LineTooLong.
     """
 
     def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
@@ -71,26 +72,29 @@ class LineBuffer:
         self._tail: list[bytes] = []
         self._tail_size = 0
 
-    def feed(self, chunk: bytes) -> bytes | None:
+    def feed(self, chunk: bytes) -> list[bytes]:
         cut = chunk.rfind(b"\n")
         if cut < 0:
             self._tail_size += len(chunk)
             if self._tail_size > self.limit:
                 self._overflow(self._tail_size)
             self._tail.append(chunk)
-            return None
+            return []
         if self._tail:
             first = chunk.find(b"\n")
             if self._tail_size + first > self.limit:
                 self._overflow(self._tail_size + first)
-            self._tail.append(chunk[:cut])
-            block = b"".join(self._tail)
+            self._tail.append(chunk[:first])
+            blocks = [b"".join(self._tail)]
+            self._tail = []
+            if first < cut:
+                blocks.append(chunk[first + 1 : cut])
         else:
-            block = chunk[:cut]
+            blocks = [chunk[:cut]]
         rest = chunk[cut + 1 :]
         self._tail = [rest] if rest else []
         self._tail_size = len(rest)
-        return block
+        return blocks
 
     def _overflow(self, seen: int) -> None:
         self._tail = []  # the over-long line is dropped at once, not held while the run ends
@@ -278,12 +282,12 @@ class CLIProcess:
                     self._lines.append(rest)
                 continue
             try:
-                block = self._splitter.feed(chunk)
+                blocks = self._splitter.feed(chunk)
             except LineTooLong:
                 self._eof = True
                 await self.stop_reading()
                 raise
-            if block is not None:
+            for block in blocks:
                 self._lines.extend(block.split(b"\n"))
         return self._lines.popleft()
 

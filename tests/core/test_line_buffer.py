@@ -15,8 +15,7 @@ def _split(chunks: list[bytes], limit: int = LIMIT) -> list[bytes]:
     buf = LineBuffer(limit)
     lines: list[bytes] = []
     for chunk in chunks:
-        block = buf.feed(chunk)
-        if block is not None:
+        for block in buf.feed(chunk):
             lines.extend(block.split(b"\n"))
     rest = buf.end()
     if rest:
@@ -30,6 +29,14 @@ def test_lines_come_out_whole_however_the_stream_is_cut(lines: list[bytes], data
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
     chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
     assert _split([c for c in chunks if c]) == lines
+
+
+def test_the_line_a_chunk_finishes_comes_as_a_block_of_its_own() -> None:
+    buf = LineBuffer(LIMIT)
+    assert buf.feed(b"ab") == []
+    assert buf.feed(b"c\nd\ne\nf") == [b"abc", b"d\ne"]
+    assert buf.feed(b"\n") == [b"f"]
+    assert buf.feed(b"g\nh\n") == [b"g\nh"]
 
 
 def test_an_unfinished_last_line_is_kept_at_eof() -> None:

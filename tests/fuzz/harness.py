@@ -41,9 +41,10 @@ def make_driver(name: str, home: Path, **fields: Any) -> Any:
     return cursor.Driver(cursor.Config(**base))
 
 
-def prompt_for(lines: list[str], *, exit: bool = False, flood: bool = False) -> str:
-    """A prompt that makes the stand-in write ``lines`` (then exit, or flood stdout without a newline)."""
-    script = {"lines": lines, "exit": exit, "flood": flood}
+def prompt_for(lines: list[str], *, exit: bool = False, flood: bool | int = False, **more: Any) -> str:
+    """A prompt that makes the stand-in write ``lines`` (then flood stdout without a newline, or exit); ``more``
+    are further script keys (``repeat``, ``after``; see standin.py)."""
+    script = {"lines": lines, "exit": exit, "flood": flood, **more}
     return "FUZZ" + base64.b64encode(json.dumps(script).encode()).decode() + "ZZUF"
 
 

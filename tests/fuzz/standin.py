@@ -9,8 +9,9 @@ Usage: ``python standin.py MODE [ignored args...]``. MODE is the protocol it spe
 * ``oneshot``: Cursor Agent. The prompt is read from stdin, the lines are written, the process exits with code 0.
 
 The turn's script travels inside the prompt as ``FUZZ<base64 of a JSON object>ZZUF``: ``lines`` (strings written
-as they are, each followed by a newline), ``exit`` (end the process with code 1 after them) and ``flood`` (then
-write ``x`` without a newline, forever).
+as they are, each followed by a newline); ``repeat`` ([line, count]: that line written count times); ``flood``
+(``true``: then ``x`` without a newline, forever; a number: that many ``x`` bytes, then a newline); ``after``
+(lines written after all that); ``exit`` (then end the process with code 1).
 """
 
 from __future__ import annotations
@@ -38,14 +39,33 @@ def send(obj: Any) -> None:
     out.flush()
 
 
-def play(script: dict[str, Any], turn: str = "") -> None:
-    for line in script.get("lines", []):
+def _write(lines: list[str], turn: str) -> None:
+    for line in lines:
         out.write(line.replace("@TURN@", turn).encode("utf-8", "surrogatepass") + b"\n")
     out.flush()
-    if script.get("flood"):
-        block = b"x" * (1 << 16)
+
+
+def play(script: dict[str, Any], turn: str = "") -> None:
+    _write(script.get("lines", []), turn)
+    if "repeat" in script:
+        line, count = script["repeat"]
+        data = line.replace("@TURN@", turn).encode() + b"\n"
+        for _ in range(count):
+            out.write(data)
+        out.flush()
+    flood = script.get("flood")
+    block = b"x" * (1 << 16)
+    if flood is True:
         while True:
             out.write(block)
+    if flood:
+        left = int(flood)
+        while left > 0:
+            out.write(block[:left])
+            left -= len(block)
+        out.write(b"\n")
+        out.flush()
+    _write(script.get("after", []), turn)
     if script.get("exit"):
         sys.exit(1)
 

@@ -41,6 +41,9 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+# A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
+_BIG_LINE = 1 << 20
+_NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
 
 
 def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]]) -> tuple[list[Frame], str]:
@@ -48,6 +51,8 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
 
     A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
     """
+    if len(block) > _BIG_LINE and _NOT_AN_OBJECT(block) is not None and block.find(b"\n") < 0:
+        return [block], ""  # one long line that cannot be a JSON object: passed on as it is, never decoded
     try:
         lines: list[str] = block.decode("utf-8").split("\n")
     except UnicodeDecodeError:
@@ -184,8 +189,8 @@ class ClaudeProcess:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                block = feed(chunk)
-                put((LINES, chunk, [] if block is None else self._decode(block)))
+                blocks = feed(chunk)
+                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
             rest = self._splitter.end()
             if rest:
                 put((LINES, b"", self._decode(rest)))
@@ -205,6 +210,12 @@ class ClaudeProcess:
                     fut.set_exception(ConnectionError(f"claude exited (code {rc}) before answering"))
             self._waiters.clear()
             put((EOF, rc))
+
+    def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
+        frames: list[Frame] = []
+        for block in blocks:
+            frames += self._decode(block)
+        return frames
 
     def _decode(self, block: bytes) -> list[Frame]:
         frames, session_id = decode_block(block, self._waiters)

@@ -42,6 +42,9 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+# A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
+_BIG_LINE = 1 << 20
+_NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
 _ANON = re.compile(rb"anonymous_[^\"\\\s,]*").sub
 # The CLI re-runs or drops a user line written right after a ``result``; this pause keeps turns in order.
 SETTLE_AFTER_RESULT = 0.3
@@ -52,6 +55,8 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
 
     A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
     """
+    if len(block) > _BIG_LINE and _NOT_AN_OBJECT(block) is not None and block.find(b"\n") < 0:
+        return [block], ""  # one long line that cannot be a JSON object: passed on as it is, never decoded
     try:
         lines: list[str] = block.decode("utf-8").split("\n")
     except UnicodeDecodeError:
@@ -210,8 +215,8 @@ class CodeBuddyProcess:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                block = feed(chunk)
-                put((LINES, chunk, [] if block is None else self._decode(block)))
+                blocks = feed(chunk)
+                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
             rest = self.splitter.end()
             if rest:
                 put((LINES, b"", self._decode(rest)))
@@ -231,6 +236,12 @@ class CodeBuddyProcess:
                     fut.set_exception(ConnectionError(f"codebuddy exited (code {rc}) before answering"))
             self._waiters.clear()
             put((EOF, rc))
+
+    def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
+        frames: list[Frame] = []
+        for block in blocks:
+            frames += self._decode(block)
+        return frames
 
     def _decode(self, block: bytes) -> list[Frame]:
         frames, session_id = decode_block(block, self._waiters)
