@@ -7,6 +7,7 @@ grow memory), keep the text that came before, say which setting to raise, and le
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,15 @@ def test_a_bad_bound_is_refused_before_any_process_starts(value: object) -> None
     with pytest.raises(InvalidDriverConfigError) as info:
         claude.Driver(claude.Config(command=["/bin/true"], max_line_bytes=value)).validate_config()  # type: ignore[arg-type]
     assert info.value.option == "max_line_bytes"
+
+
+async def test_a_line_over_the_bound_during_codex_start_up_names_the_setting(tmp_path: Path) -> None:
+    # The stand-in floods as soon as it starts: the initialize answer never comes.
+    script = tmp_path / "flood.py"
+    script.write_text("import sys\nb = b'x' * 65536\nwhile True:\n    sys.stdout.buffer.write(b)\n")
+    driver = make_driver("codex", tmp_path, max_line_bytes=BOUND, command=[sys.executable, "-S", str(script)])
+    async with Agent(driver, workspace=str(tmp_path)) as agent:
+        outcome = await run_turn(agent, "go", timeout=60)
+    err = outcome.error
+    assert isinstance(err, AgentFailed), (outcome.kind, err)
+    assert "during start-up" in err.message and "max_line_bytes" in err.message
