@@ -1,7 +1,16 @@
-"""Helpers shared by every test folder: draining a stream, picking events by type, locating a pinned CLI."""
+"""Helpers shared by every test folder: draining a stream, picking events by type, locating a pinned CLI, a proxy
+tripwire proving nothing leaves the machine and a check that no process outlives a test."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import psutil
@@ -49,3 +58,97 @@ def require_cli(name: str, how_to_install: str) -> str:
     if path is None:
         pytest.skip(f"the {name} CLI is not installed: {how_to_install}")
     return path
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class NetworkTripwire:
+    """A local HTTP(S) proxy that accepts connections, records what was asked and answers 403."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.attempts: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1.0)
+                try:
+                    head = conn.recv(512)
+                except OSError:
+                    head = b""
+                self.attempts.append(head.split(b"\r\n", 1)[0])
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        """Proxy variables that send every outside request to the tripwire (loopback stays direct)."""
+        env: dict[str, str] = {}
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            env[name] = env[name.lower()] = self.url
+        env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+        return env
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def network_tripwire(who: str) -> Iterator[NetworkTripwire]:
+    """A tripwire for the block; fails, naming ``who``, when anything tried to reach the network through it."""
+    wire = NetworkTripwire()
+    try:
+        yield wire
+    finally:
+        wire.close()
+    assert wire.attempts == [], f"{who} tried to reach the network: {wire.attempts}"
+
+
+@contextlib.contextmanager
+def no_leftover_processes() -> Iterator[None]:
+    """Fails when a process started inside the block is still running at its end (and kills it).
+
+    This process becomes a child subreaper meanwhile, so orphans are re-parented to it and stay visible.
+    """
+    libc = ctypes.CDLL(None) if sys.platform == "linux" else None
+    if libc is not None:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+    try:
+        yield
+    finally:
+        leftovers = [p for p in me.children(recursive=True) if p.pid not in before]
+        described = []
+        for p in leftovers:
+            try:
+                # A zombie already exited (its parent died before reaping it); it is only reaped here.
+                if p.status() != psutil.STATUS_ZOMBIE:
+                    described.append(f"{p.pid} {p.name()} {p.cmdline()[:3]}")
+                    os.kill(p.pid, signal.SIGKILL)
+            except (psutil.Error, ProcessLookupError):
+                pass
+        for p in leftovers:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(p.pid, 0)
+        if libc is not None:
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    assert not described, f"processes outlived the test: {described}"

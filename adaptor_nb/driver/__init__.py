@@ -49,6 +49,8 @@ _PUBLIC: dict[str, str] = {
     "IdentityCodec": "._spi",
     "InvalidDriverConfigError": ".._errors",
     "InvalidMCPConfigError": ".._errors",
+    "LineBuffer": "._process",
+    "LineTooLong": "._process",
     "Invocation": "._spi",
     "MCPTransportUnsupportedError": ".._errors",
     "MCPUnsupportedError": ".._errors",
@@ -145,6 +147,8 @@ if TYPE_CHECKING:
     from ._probe import EnvironmentStatus as EnvironmentStatus
     from ._probe import capture_output as capture_output
     from ._process import CLIProcess as CLIProcess
+    from ._process import LineBuffer as LineBuffer
+    from ._process import LineTooLong as LineTooLong
     from ._reuse import close_quietly as close_quietly
     from ._reuse import continues_session as continues_session
     from ._reuse import parked as parked

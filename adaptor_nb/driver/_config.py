@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from .._errors import InvalidDriverConfigError
+from ._process import MAX_LINE_BYTES, MIN_LINE_BYTES
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,8 @@ class CommonConfig:
     """Fields every CLI driver takes.
 
     ``command`` is the CLI argv prefix (default: found on PATH); ``env`` is added to the process environment;
-    ``secret_env`` reaches the process but never events, transcripts or reprs; timeouts are seconds.
+    ``secret_env`` reaches the process but never events, transcripts or reprs; timeouts are seconds;
+    ``max_line_bytes`` bounds one stdout line (a longer one stops the process and fails the run, naming it).
     """
 
     command: list[str] | None = None
@@ -26,6 +28,7 @@ class CommonConfig:
     idle_timeout: float | None = None
     grace_period: float = 2.0
     extra_args: list[str] = field(default_factory=list)
+    max_line_bytes: int = MAX_LINE_BYTES
 
     def validate_common(self, driver: str) -> None:
         """Raise InvalidDriverConfigError for the first bad field."""
@@ -51,6 +54,10 @@ class CommonConfig:
             raise bad("idle_timeout", f"must be None or a positive number of seconds, got {self.idle_timeout!r}")
         if not isinstance(self.extra_args, list) or not all(isinstance(a, str) for a in self.extra_args):
             raise bad("extra_args", "must be a list of strings")
+        if type(self.max_line_bytes) is not int or self.max_line_bytes < MIN_LINE_BYTES:
+            raise bad(
+                "max_line_bytes", f"must be a whole number of bytes >= {MIN_LINE_BYTES}, got {self.max_line_bytes!r}"
+            )
 
 
 def resolve_command(command: list[str] | None, default: str, install_hint: str, driver: str) -> list[str]:

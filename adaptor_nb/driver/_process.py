@@ -1,4 +1,4 @@
-"""A CLI child process with bounded shutdown, unbounded line reading and a stderr tail.
+"""A CLI child process with bounded shutdown, bounded line reading and a stderr tail.
 
 Nothing the CLI starts outlives ``close()``: the process group is signalled, and so is every descendant found
 while the CLI runs (including ones that called ``setsid`` and left the group) and every process still holding
@@ -24,6 +24,8 @@ from typing import Any
 import psutil
 
 READ_CHUNK = 1 << 16
+MAX_LINE_BYTES = 64 << 20  # the default bound of one stdout line (CommonConfig.max_line_bytes)
+MIN_LINE_BYTES = 1 << 20  # the smallest bound accepted: above every read size, so the bound is exact
 STDERR_TAIL_BYTES = 8192
 EXIT_GRACE = 2.0
 _PROC_FD = "/proc/self/fd"
@@ -37,6 +39,74 @@ def _reap_at_exit() -> None:
     for proc in list(_LIVE):
         if proc.proc.returncode is None:
             proc.kill_now()
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
+
+
+class LineTooLong(Exception):
+    """A CLI wrote a stdout line longer than the bound (``CommonConfig.max_line_bytes``)."""
+
+    def __init__(self, limit: int, seen: int) -> None:
+        super().__init__(
+            f"wrote a stdout line longer than {_size(limit)} (Config.max_line_bytes = {limit}; "
+            f"{seen} bytes without a newline so far); the process was stopped. "
+            "Raise max_line_bytes if the CLI really writes lines that long"
+        )
+        self.limit = limit
+        self.seen = seen
+
+
+class LineBuffer:
+    """Splits a byte stream into lines, holding at most ``limit`` bytes of an unfinished line.
+
+    ``feed`` returns the complete lines a chunk finishes, as blocks of lines joined by ``\n`` (without the last
+    newline): the line that was unfinished before the chunk comes as a block of its own, the lines wholly inside
+    the chunk as another. The unfinished rest is kept as the chunks themselves and joined once, when its newline
+    arrives, so a long line is held twice at most for a moment. A line longer than ``limit`` raises LineTooLong.
+    """
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self.limit = limit
+        self._tail: list[bytes] = []
+        self._tail_size = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            self._tail_size += len(chunk)
+            if self._tail_size > self.limit:
+                self._overflow(self._tail_size)
+            self._tail.append(chunk)
+            return []
+        if self._tail:
+            first = chunk.find(b"\n")
+            if self._tail_size + first > self.limit:
+                self._overflow(self._tail_size + first)
+            self._tail.append(chunk[:first])
+            blocks = [b"".join(self._tail)]
+            self._tail = []
+            if first < cut:
+                blocks.append(chunk[first + 1 : cut])
+        else:
+            blocks = [chunk[:cut]]
+        rest = chunk[cut + 1 :]
+        self._tail = [rest] if rest else []
+        self._tail_size = len(rest)
+        return blocks
+
+    def _overflow(self, seen: int) -> None:
+        self._tail = []  # the over-long line is dropped at once, not held while the run ends
+        self._tail_size = 0
+        raise LineTooLong(self.limit, seen)
+
+    def end(self) -> bytes:
+        """What is left at EOF (an unfinished last line), or b""."""
+        rest = b"".join(self._tail)
+        self._tail = []
+        self._tail_size = 0
+        return rest
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -93,9 +163,9 @@ def _pipe_holders(inodes: set[int]) -> list[psutil.Process]:
 class CLIProcess:
     """One provider process in its own process group.
 
-    ``lines()`` yields stdout lines of any length (a 5 MB line is fine); stderr is drained in the background
-    into a bounded tail and handed to ``on_stderr``; ``close()`` closes stdin, then SIGTERM, then SIGKILL on the
-    group, each with a deadline, so nothing outlives it.
+    ``lines()`` yields stdout lines up to ``max_line`` bytes (beyond: the CLI is stopped and LineTooLong raised;
+    the default is 64 MiB); stderr is drained in the background into a bounded tail and handed to ``on_stderr``;
+    ``close()`` closes stdin, then SIGTERM, then SIGKILL on the group, each with a deadline, so nothing outlives it.
     """
 
     def __init__(
@@ -107,6 +177,7 @@ class CLIProcess:
         protocol: _Protocol | None = None,
         pipes: set[int] | None = None,
         exit_grace: float = EXIT_GRACE,
+        max_line: int = MAX_LINE_BYTES,
     ):
         self.proc = proc
         self.argv = argv
@@ -114,7 +185,8 @@ class CLIProcess:
         self._stderr_tail: deque[bytes] = deque()
         self._stderr_size = 0
         self._stderr_task = asyncio.get_running_loop().create_task(self._drain_stderr())
-        self._buffer = bytearray()
+        self._splitter = LineBuffer(max_line)
+        self._lines: deque[bytes] = deque()
         self._eof = False
         self._write_lock = asyncio.Lock()
         self.closed = False
@@ -134,6 +206,7 @@ class CLIProcess:
         env: Mapping[str, str] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
         exit_grace: float = EXIT_GRACE,
+        max_line: int = MAX_LINE_BYTES,
     ) -> CLIProcess:
         """Spawn ``argv`` with pipes on all three streams, in a new session (process group)."""
         loop = asyncio.get_running_loop()
@@ -148,7 +221,15 @@ class CLIProcess:
             start_new_session=True,
         )
         proc = asyncio.subprocess.Process(transport, protocol, loop)
-        return cls(proc, argv, on_stderr, protocol=protocol, pipes=_pipe_inodes(transport), exit_grace=exit_grace)
+        return cls(
+            proc,
+            argv,
+            on_stderr,
+            protocol=protocol,
+            pipes=_pipe_inodes(transport),
+            exit_grace=exit_grace,
+            max_line=max_line,
+        )
 
     @property
     def pid(self) -> int:
@@ -187,26 +268,41 @@ class CLIProcess:
             await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout)
 
     async def readline(self) -> bytes | None:
-        """The next stdout line without its newline, or None at EOF. No length limit."""
+        """The next stdout line without its newline, or None at EOF; LineTooLong past ``max_line`` bytes."""
         stream = self.proc.stdout
         assert stream is not None
-        while True:
-            idx = self._buffer.find(b"\n")
-            if idx >= 0:
-                line = bytes(self._buffer[:idx])
-                del self._buffer[: idx + 1]
-                return line
+        while not self._lines:
             if self._eof:
-                if self._buffer:
-                    line = bytes(self._buffer)
-                    self._buffer.clear()
-                    return line
                 return None
             chunk = await stream.read(READ_CHUNK)
             if not chunk:
                 self._eof = True
-            else:
-                self._buffer += chunk
+                rest = self._splitter.end()
+                if rest:
+                    self._lines.append(rest)
+                continue
+            try:
+                blocks = self._splitter.feed(chunk)
+            except LineTooLong:
+                self._eof = True
+                await self.stop_reading()
+                raise
+            for block in blocks:
+                self._lines.extend(block.split(b"\n"))
+        return self._lines.popleft()
+
+    async def stop_reading(self) -> None:
+        """Kill the CLI (its group and descendants) and discard the rest of stdout up to EOF.
+
+        For a reader that gives up on the stream (a line over the bound): the pipe must still be read to its end,
+        or asyncio never sees it close and the process is never reported as finished.
+        """
+        self.kill_now()
+        stream = self.proc.stdout
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                while await stream.read(READ_CHUNK):
+                    pass
 
     async def lines(self) -> AsyncIterator[bytes]:
         while True:

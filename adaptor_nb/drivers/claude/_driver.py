@@ -203,7 +203,13 @@ class Driver:
         fork = bool(inv.fork and wanted)
         argv = launch.with_resume(sid, fork=fork)
         try:
-            proc = await ClaudeProcess.spawn(argv, cwd=launch.cwd, env=launch.env, fingerprint=launch.fingerprint)
+            proc = await ClaudeProcess.spawn(
+                argv,
+                cwd=launch.cwd,
+                env=launch.env,
+                fingerprint=launch.fingerprint,
+                max_line=self.config.max_line_bytes,
+            )
         except OSError as exc:
             raise InvalidDriverConfigError(
                 f"claude: could not start {argv[0]!r}: {exc}. {INSTALL_HINT}", option="command"
@@ -271,7 +277,7 @@ class Driver:
         argv = [*self.command(), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
         cwd = self.config.cwd or os.getcwd()
         env = self._env()
-        proc = await ClaudeProcess.spawn(argv, cwd=cwd, env=env, fingerprint="")
+        proc = await ClaudeProcess.spawn(argv, cwd=cwd, env=env, fingerprint="", max_line=self.config.max_line_bytes)
         try:
             body = await proc.control({"subtype": "initialize", "hooks": None}, timeout=self.config.startup_timeout)
         except (TimeoutError, ConnectionError, RuntimeError) as exc:

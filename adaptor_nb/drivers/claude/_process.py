@@ -13,6 +13,8 @@ from typing import Any
 
 from ...driver import (
     CLIProcess,
+    LineBuffer,
+    LineTooLong,
 )
 
 # Kinds of inbox items (the first element of each tuple).
@@ -39,6 +41,9 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+# A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
+_BIG_LINE = 1 << 20
+_NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
 
 
 def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]]) -> tuple[list[Frame], str]:
@@ -46,6 +51,8 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
 
     A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
     """
+    if len(block) > _BIG_LINE and _NOT_AN_OBJECT(block) is not None and block.find(b"\n") < 0:
+        return [block], ""  # one long line that cannot be a JSON object: passed on as it is, never decoded
     try:
         lines: list[str] = block.decode("utf-8").split("\n")
     except UnicodeDecodeError:
@@ -113,8 +120,10 @@ class ClaudeProcess:
     owns stdin, so a cancelled caller can never leave half a line behind.
     """
 
-    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str]) -> None:
+    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str], max_line: int | None = None) -> None:
         self.cli = cli
+        self._splitter = LineBuffer(max_line) if max_line else LineBuffer()
+        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
         self.fingerprint = fingerprint
         self.argv = argv
         self.inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -134,7 +143,9 @@ class ClaudeProcess:
         self._writer = loop.create_task(self._write(), name=f"claude writer {cli.pid}")
 
     @classmethod
-    async def spawn(cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str) -> ClaudeProcess:
+    async def spawn(
+        cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str, max_line: int | None = None
+    ) -> ClaudeProcess:
         """Start the CLI (its own process group) and its reader/writer tasks."""
         holder: list[ClaudeProcess] = []
 
@@ -144,7 +155,7 @@ class ClaudeProcess:
 
         cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
         _widen_pipe(cli)
-        proc = cls(cli, fingerprint, argv)
+        proc = cls(cli, fingerprint, argv, max_line)
         holder.append(proc)
         return proc
 
@@ -172,28 +183,21 @@ class ClaudeProcess:
         stream = self.cli.proc.stdout
         assert stream is not None
         put = self.inbox.put_nowait
-        pending: list[bytes] = []
+        feed = self._splitter.feed
         try:
             while True:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                if chunk.find(b"\n") < 0:
-                    pending.append(chunk)
-                    put((LINES, chunk, []))
-                    continue
-                if pending:
-                    pending.append(chunk)
-                    data = b"".join(pending)
-                    pending.clear()
-                else:
-                    data = chunk
-                cut = data.rfind(b"\n")
-                if cut + 1 < len(data):
-                    pending.append(data[cut + 1 :])
-                put((LINES, chunk, self._decode(data[:cut])))
-            if pending:
-                put((LINES, b"", self._decode(b"".join(pending))))
+                blocks = feed(chunk)
+                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
+            rest = self._splitter.end()
+            if rest:
+                put((LINES, b"", self._decode(rest)))
+        except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self.overflow = exc
+            self.broken = True
+            await self.cli.stop_reading()
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
@@ -206,6 +210,12 @@ class ClaudeProcess:
                     fut.set_exception(ConnectionError(f"claude exited (code {rc}) before answering"))
             self._waiters.clear()
             put((EOF, rc))
+
+    def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
+        frames: list[Frame] = []
+        for block in blocks:
+            frames += self._decode(block)
+        return frames
 
     def _decode(self, block: bytes) -> list[Frame]:
         frames, session_id = decode_block(block, self._waiters)

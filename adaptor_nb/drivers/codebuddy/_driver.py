@@ -226,7 +226,12 @@ class Driver:
         argv = launch.with_resume(sid, fork=fork)
         try:
             proc = await CodeBuddyProcess.spawn(
-                argv, cwd=launch.cwd, env=launch.env, fingerprint=launch.fingerprint, secrets=self._secrets(launch.env)
+                argv,
+                cwd=launch.cwd,
+                env=launch.env,
+                fingerprint=launch.fingerprint,
+                secrets=self._secrets(launch.env),
+                max_line=self.config.max_line_bytes,
             )
         except OSError as exc:
             raise InvalidDriverConfigError(

@@ -13,6 +13,8 @@ from typing import Any
 
 from ...driver import (
     CLIProcess,
+    LineBuffer,
+    LineTooLong,
 )
 from ._approvals import deny_response
 
@@ -40,6 +42,9 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+# A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
+_BIG_LINE = 1 << 20
+_NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
 _ANON = re.compile(rb"anonymous_[^\"\\\s,]*").sub
 # The CLI re-runs or drops a user line written right after a ``result``; this pause keeps turns in order.
 SETTLE_AFTER_RESULT = 0.3
@@ -50,6 +55,8 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
 
     A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
     """
+    if len(block) > _BIG_LINE and _NOT_AN_OBJECT(block) is not None and block.find(b"\n") < 0:
+        return [block], ""  # one long line that cannot be a JSON object: passed on as it is, never decoded
     try:
         lines: list[str] = block.decode("utf-8").split("\n")
     except UnicodeDecodeError:
@@ -135,6 +142,8 @@ class CodeBuddyProcess:
         self.returncode: int | None = None
         self.turns_seen = 0
         self._settling: asyncio.Task[None] | None = None
+        self.splitter = LineBuffer()
+        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
         loop = asyncio.get_running_loop()
         self.loop = loop
         self._reader = loop.create_task(self._read(), name=f"codebuddy reader {cli.pid}")
@@ -142,7 +151,14 @@ class CodeBuddyProcess:
 
     @classmethod
     async def spawn(
-        cls, argv: list[str], *, cwd: str, env: dict[str, str], fingerprint: str, secrets: tuple[str, ...] = ()
+        cls,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        fingerprint: str,
+        secrets: tuple[str, ...] = (),
+        max_line: int | None = None,
     ) -> CodeBuddyProcess:
         """Start the CLI (its own process group) and its reader/writer tasks; ``secrets`` are redacted from output."""
         holder: list[CodeBuddyProcess] = []
@@ -154,6 +170,8 @@ class CodeBuddyProcess:
         cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
         _widen_pipe(cli)
         proc = cls(cli, fingerprint, argv)
+        if max_line:
+            proc.splitter = LineBuffer(max_line)  # the reader task has not run yet
         proc.secrets = tuple(sorted({v.encode() for v in secrets if len(v) >= 4}, key=len, reverse=True))
         holder.append(proc)
         return proc
@@ -191,28 +209,21 @@ class CodeBuddyProcess:
         stream = self.cli.proc.stdout
         assert stream is not None
         put = self.inbox.put_nowait
-        pending: list[bytes] = []
+        feed = self.splitter.feed
         try:
             while True:
                 chunk = await stream.read(_READ)
                 if not chunk:
                     break
-                if chunk.find(b"\n") < 0:
-                    pending.append(chunk)
-                    put((LINES, chunk, []))
-                    continue
-                if pending:
-                    pending.append(chunk)
-                    data = b"".join(pending)
-                    pending.clear()
-                else:
-                    data = chunk
-                cut = data.rfind(b"\n")
-                if cut + 1 < len(data):
-                    pending.append(data[cut + 1 :])
-                put((LINES, chunk, self._decode(data[:cut])))
-            if pending:
-                put((LINES, b"", self._decode(b"".join(pending))))
+                blocks = feed(chunk)
+                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
+            rest = self.splitter.end()
+            if rest:
+                put((LINES, b"", self._decode(rest)))
+        except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self.overflow = exc
+            self.broken = True
+            await self.cli.stop_reading()
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
@@ -225,6 +236,12 @@ class CodeBuddyProcess:
                     fut.set_exception(ConnectionError(f"codebuddy exited (code {rc}) before answering"))
             self._waiters.clear()
             put((EOF, rc))
+
+    def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
+        frames: list[Frame] = []
+        for block in blocks:
+            frames += self._decode(block)
+        return frames
 
     def _decode(self, block: bytes) -> list[Frame]:
         frames, session_id = decode_block(block, self._waiters)

@@ -718,6 +718,20 @@ class CodeBuddyRun:
         self.proc.busy = False
         await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
         tail = self.proc.stderr_tail()
+        if self.proc.overflow is not None:
+            self._failure = DriverFailure(
+                f"CodeBuddy Code {self.proc.overflow}",
+                reason=FailureReason.AGENT_ERROR,
+                details={
+                    "exit_code": rc,
+                    "stderr_tail": tail,
+                    "max_line_bytes": self.proc.overflow.limit,
+                    "session_id": self.session_id,
+                    "pid": self.proc.pid,
+                },
+                session_id=self.session_id,
+            )
+            raise _Finished
         self._failure = DriverFailure(
             f"CodeBuddy Code exited with code {rc} before the run finished"
             + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),

@@ -239,6 +239,7 @@ class Driver:
                 startup_timeout=cfg.startup_timeout,
                 route=route,
                 grace=cfg.grace_period,
+                max_line=cfg.max_line_bytes,
             )
         except TimeoutError:  # before OSError: TimeoutError is one
             raise DriverFailure(
@@ -252,7 +253,7 @@ class Driver:
             ) from None
         except ServerClosedError as exc:
             raise DriverFailure(
-                f"codex app-server exited during start-up (exit code {exc.returncode})",
+                f"codex app-server {exc.reason or 'exited'} during start-up (exit code {exc.returncode})",
                 details={"argv": argv, "exit_code": exc.returncode, "stderr_tail": exc.stderr_tail},
             ) from None
         except RpcError as exc:

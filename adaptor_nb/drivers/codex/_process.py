@@ -82,9 +82,11 @@ class AppServer:
         startup_timeout: float,
         route: OutputRoute,
         grace: float = 2.0,
+        max_line: int | None = None,
     ) -> AppServer:
         """Start the process and complete ``initialize`` / ``initialized`` within ``startup_timeout`` seconds."""
-        proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=route.stderr)
+        bound = {"max_line": max_line} if max_line else {}
+        proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=route.stderr, **bound)
         rpc = RpcClient(proc, on_stdout=route.stdout)
         route.inbound = rpc.inbound
         rpc.start()

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...driver import (
     CLIProcess,
+    LineTooLong,
 )
 
 OVERLOADED = -32001
@@ -33,10 +34,11 @@ class RpcError(Exception):
 class ServerClosedError(Exception):
     """The app-server process ended (or its pipe broke) while a request was outstanding."""
 
-    def __init__(self, returncode: int | None, stderr_tail: str) -> None:
-        super().__init__(f"codex app-server exited (exit code {returncode})")
+    def __init__(self, returncode: int | None, stderr_tail: str, reason: str = "") -> None:
+        super().__init__(f"codex app-server {reason or 'exited'} (exit code {returncode})")
         self.returncode = returncode
         self.stderr_tail = stderr_tail
+        self.reason = reason  # why it was stopped, when adaptor_nb stopped it (a stdout line over the bound)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Closed:
 
     returncode: int | None
     stderr_tail: str = field(repr=False, default="")
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ class RpcClient:
         self._next_id = 0
         self._reader: asyncio.Task[None] | None = None
         self._close_error: ServerClosedError | None = None
+        self.overflow: LineTooLong | None = None  # set when the server wrote a line over the bound and was stopped
 
     def start(self) -> None:
         """Start the reader task (once)."""
@@ -193,6 +197,8 @@ class RpcClient:
                     self._dispatch(line)
                 except Exception:  # a line the reader cannot handle is reported, never the end of the reader
                     self.inbound.put_nowait(Garbage(line))
+        except LineTooLong as exc:  # CLIProcess has stopped the server; requests and the turn fail naming the bound
+            self.overflow = exc
         finally:
             await self._at_eof()
 
@@ -201,13 +207,14 @@ class RpcClient:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.proc.wait(), 2.0)
         await self.proc.wait_stderr(0.5)
-        error = ServerClosedError(self.proc.returncode, self.proc.stderr_tail())
+        reason = str(self.overflow) if self.overflow is not None else ""
+        error = ServerClosedError(self.proc.returncode, self.proc.stderr_tail(), reason)
         self._close_error = error
         self.closed = True
         for _, fut in list(self._pending.values()):
             if not fut.done():
                 fut.set_exception(error)
-        self.inbound.put_nowait(Closed(error.returncode, error.stderr_tail))
+        self.inbound.put_nowait(Closed(error.returncode, error.stderr_tail, reason))
 
     def _dispatch(self, line: bytes) -> None:
         text = line.strip()

@@ -286,10 +286,10 @@ class TurnRunner:
                     ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": item.returncode, "pid": pid})
                 )
                 raise DriverFailure(
-                    f"codex app-server exited during a turn (exit code {item.returncode})",
+                    f"codex app-server {item.reason or 'exited during a turn'} (exit code {item.returncode})",
                     details={"turn_id": self.turn_id, "exit_code": item.returncode, "stderr_tail": self._tail()},
                     session_id=thread_id,
-                    retryable=True,
+                    retryable=not item.reason,
                 )
 
     async def _publish(self, out: Event | TranscriptItem) -> None:

@@ -118,7 +118,7 @@ class Driver:
                     metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
                 )
             )
-        proc = await CursorProcess.start(launch, ctx.raw_stderr)
+        proc = await CursorProcess.start(launch, ctx.raw_stderr, self.config.max_line_bytes)
         turn = CursorTurn(
             proc,
             ctx,

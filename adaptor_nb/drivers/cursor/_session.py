@@ -7,6 +7,7 @@ from ...driver import (
     DriverOutcome,
     Event,
     FailureReason,
+    LineTooLong,
     Notice,
     NoticeKind,
     ProcessInfo,
@@ -37,6 +38,7 @@ class CursorTurn:
     async def execute(self) -> DriverOutcome:
         ctx = self.ctx
         rc: int | None = None
+        overflow: LineTooLong | None = None
         try:
             await ctx.emit(self.proc.spawn_event())
             async for frame in self.proc.frames(ctx.raw_stdout):
@@ -55,9 +57,24 @@ class CursorTurn:
                 if self.tr.terminal is not None:
                     ctx.terminal(str(frame.get("type")), frame)
             await self._emit(self.tr.finish())
+        except LineTooLong as exc:  # the CLI was stopped; the run fails naming the bound
+            overflow = exc
         finally:
             rc = await reap(self.proc, self.grace)
             await ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
+        if overflow is not None:
+            raise DriverFailure(
+                f"Cursor Agent {overflow}",
+                reason=FailureReason.AGENT_ERROR,
+                details={
+                    "exit_code": rc,
+                    "stderr_tail": self.proc.stderr_tail(),
+                    "max_line_bytes": overflow.limit,
+                    "session_id": self.tr.session_id,
+                    "pid": self.proc.pid,
+                },
+                session_id=self.tr.session_id,
+            )
         return await self._outcome(rc)
 
     async def _outcome(self, rc: int | None) -> DriverOutcome:
