@@ -90,7 +90,11 @@ class Thread:
         if isinstance(st.standby, Standby) and st.standby.alive:
             return st.standby
         if st.active is not None:
-            raise ThreadBusyError(f"thread {self._key!r} is busy with run {st.active}", key=self._key)
+            raise ThreadBusyError(
+                f"thread {self._key!r} is busy with run {st.active}: wait for it to finish (await its result()), "
+                "cancel it, or use another thread key",
+                key=self._key,
+            )
         sb = Standby(self)
         st.standby = sb
         return sb

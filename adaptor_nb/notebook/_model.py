@@ -26,6 +26,7 @@ from .._events import (
     TurnEnd,
 )
 from .._result import Result, Usage
+from .._schema import parse_json_text
 
 KEEP_CHARS = 20_000
 """Tool arguments and results longer than this are cut in the view (the Result keeps everything)."""
@@ -37,6 +38,13 @@ WARN_NOTICES = frozenset({"limit.approaching", "thread.continuity", "thread.pers
 TIMINGS = {"soon": "SOON", "after_turn": "AFTER_TURN", "interrupt": "INTERRUPT"}
 _STATE_NAMES = {MessageState.ACCEPTED: "accepted", MessageState.DELIVERED: "delivered", MessageState.FAILED: "failed"}
 TRAITS = ("header", "items", "live", "messages", "footer", "accepting")
+INTERRUPTED = "interrupted (Kernel > Interrupt)"
+"""The cancel cause of a run the user interrupted; the view reports it as interrupted, not cancelled."""
+
+
+def _transient(event: Notice) -> bool:
+    """A progress note that is stale a moment later (Claude's "status: requesting"): not worth an item."""
+    return str(event.metadata.get("code", "")).endswith(".status")
 
 
 def now_ms() -> int:
@@ -283,6 +291,11 @@ class RunState:
         if event.kind == "approval.resolved":
             self._approval_resolved(event.data)
             return
+        model = event.metadata.get("model")
+        if model and not self.header["model"]:
+            self._set_header(model=model)  # known from the CLI's start, not only at the end
+        if _transient(event):
+            return
         if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:
             return
         self._new("notice", level="warn" if event.kind in WARN_NOTICES else "info", text=event.text)
@@ -457,7 +470,11 @@ class RunState:
                 entry["state"] = "failed"
                 entry["reason"] = entry.get("reason") or "the run ended first"
         partial = result if result is not None else getattr(err, "result", None)
-        if isinstance(err, RunCancelled) or (err is not None and type(err).__name__ == "CancelledError"):
+        if result is not None and err is None:
+            self._show_structured(result)
+        if isinstance(err, RunCancelled) and err.message == INTERRUPTED:
+            state = "interrupted"
+        elif isinstance(err, RunCancelled) or (err is not None and type(err).__name__ == "CancelledError"):
             state = "cancelled"
         elif err is not None:
             state = "failed"
@@ -471,12 +488,37 @@ class RunState:
         turns = partial.turns if isinstance(partial, Result) else int(self.footer.get("turns", 0))
         model = partial.model if isinstance(partial, Result) and partial.model else self.header["model"]
         error = ""
-        if err is not None:
+        if state == "interrupted":
+            error = f"{INTERRUPTED}: the run was stopped; what it did so far is kept"
+        elif err is not None:
             error = str(err) if isinstance(err, RunError) else f"{type(err).__name__}: {err}"
+        if error:
+            self._drop_repeated(error)
         self._set_header(state=state, ended_ms=ended, error=error, model=model)
         self._set_footer(turns=turns, usage=usage, status=state, duration=duration)
         self.accepting = False
         self.dirty.update(("items", "live", "messages", "accepting"))
+
+    def _drop_repeated(self, error: str) -> None:
+        """Remove notices that only repeat the run's error (shown once, in the header's failure line)."""
+        repeats = [i for i in self.items if i["kind"] == "notice" and i["text"] and i["text"] in error]
+        for item in repeats:
+            self.items.remove(item)
+            self._index.pop(item["id"], None)
+
+    def _show_structured(self, result: Result) -> None:
+        """Show a structured answer as the value itself (not a provider's {"items": [...]} wrapper)."""
+        if not getattr(result, "_has_structured", False):
+            return
+        texts = [i for i in self.items if i["kind"] == "text" and i["role"] == "assistant"]
+        if not texts:
+            return
+        try:
+            parse_json_text(texts[-1]["text"])
+        except ValueError:
+            return
+        body = json.dumps(result.structured, indent=2, ensure_ascii=False, default=str)
+        texts[-1]["text"] = f"```json\n{body}\n```"
 
     def _repair_text(self, final: str) -> None:
         """After dropped deltas, make the last turn's text exactly the result's text."""

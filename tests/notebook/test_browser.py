@@ -113,7 +113,7 @@ def test_approve_click_and_message_send_in_jupyterlab(lab: Lab, page: Any) -> No
     tool = view.locator(".anb-tool")
     assert "Bash" in tool.inner_text()
     assert view.locator("textarea.anb-input").is_disabled()
-    assert "turns 1" in view.locator(".anb-foot").inner_text()
+    assert "1 turn ·" in view.locator(".anb-foot").inner_text()
     assert "null" not in view.locator(".anb-head").inner_text()
     screenshot(view, "approval-done-with-message")
 

@@ -192,7 +192,8 @@ class Driver:
             await play.run()
         finally:
             history.extend(play.prompts)
-            self._save(session_id, history)
+            if inv.thread_key:  # a direct send cannot be continued: nothing to keep
+                self._save(session_id, history)
         return DriverOutcome(
             text=play.final_text,
             model=inv.model or (self.config.scenario.model if self.config.scenario else self.config.model),
@@ -321,7 +322,7 @@ class _Play:
                 if not ctx.emit_text_nowait(part, mid):
                     await ctx.emit(TextDelta(text=part, message_id=mid))
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.END))
-            self._turn_text += step.text
+            self._turn_text = join_blocks(self._turn_text, step.text)
             self.final_text = self._turn_text
             ctx.transcript(TranscriptItem(kind="text", text=step.text))
         elif isinstance(step, ThinkingStep):
@@ -414,6 +415,13 @@ class _Play:
         ctx.transcript(
             TranscriptItem(kind="tool_result", tool_use_id=tid, tool_name=step.name, input=result, is_error=is_error)
         )
+
+
+def join_blocks(before: str, block: str) -> str:
+    """The turn's text with one more text block: separated by a space unless either side already has one."""
+    if before and block and not before[-1].isspace() and not block[0].isspace():
+        return f"{before} {block}"
+    return before + block
 
 
 def _clip(text: str, n: int = 200) -> str:

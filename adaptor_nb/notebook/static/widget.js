@@ -73,7 +73,13 @@ for (const kid of kids.flat()) if (kid !== null && kid !== undefined && kid !== 
 return el;
 }
 const uid = () => `w${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-const secs = (ms) => (ms < 60000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`);
+const secs = (ms) =>
+ms < 1000
+? `${Math.max(1, Math.round(ms))} ms`
+: ms < 60000
+? `${(ms / 1000).toFixed(1)} s`
+: `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const WHEN = [["soon", "Soon"], ["after_turn", "After turn"], ["interrupt", "Interrupt"]];
 function fold(view, id, summary, ...body) {
 const d = h("details", { class: "anb-fold", open: view.open.has(id) }, h("summary", {}, summary), ...body);
@@ -268,7 +274,7 @@ box.hidden = !accepting && !(model.get("messages") || []).length;
 for (const c of [input, when, send]) c.disabled = !accepting;
 const ft = model.get("footer") || {};
 const parts = [];
-if (ft.turns !== undefined) parts.push(`turns ${ft.turns}`);
+if (ft.turns) parts.push(plural(ft.turns, "turn"));
 if (ft.input_tokens !== undefined) parts.push(`tokens ${ft.input_tokens} in / ${ft.output_tokens} out`);
 if (ft.cost_usd) parts.push(`$${Number(ft.cost_usd).toFixed(4)}`);
 if (ft.duration !== undefined) parts.push(secs(ft.duration * 1000));

@@ -1,0 +1,99 @@
+"""What the run view says in the first hour: the model while running, structured values, interrupts, wording."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from adaptor_nb import Agent, Notice, RunStarted, TextDelta, ThreadBusyError
+from adaptor_nb.drivers.reference import Driver, Gate, Text, Turn, scenario
+from adaptor_nb.notebook._model import INTERRUPTED, RunState
+from adaptor_nb.notebook._static import run_html
+
+
+class Row(BaseModel):
+    name: str
+    n: int
+
+
+async def fold(agent: Any, prompt: str = "go", **options: Any) -> RunState:
+    state = RunState(driver="reference")
+    async for event in agent.send(prompt, **options).events():
+        state.apply(event)
+    return state
+
+
+def texts(state: RunState) -> list[str]:
+    return [i["text"] for i in state.items if i["kind"] == "text"]
+
+
+async def test_structured_output_shows_the_value_not_the_wrapper() -> None:
+    agent = Agent(Driver())
+    state = await fold(agent, "rows", schema=list[Row])
+    (shown,) = texts(state)
+    assert '"items"' not in shown
+    assert shown.startswith("```json\n[") and '"name": "example 1"' in shown
+    assert "{&quot;items&quot;" not in run_html(state.header, state.items, {}, [], state.footer)
+    await agent.close()
+
+
+async def test_the_model_is_in_the_header_while_running() -> None:
+    state = RunState(driver="claude")
+    state.apply(RunStarted(run_id="r"))
+    state.apply(Notice(kind="invocation", text="session s", metadata={"code": "claude.init", "model": "m-1"}))
+    assert state.header["state"] == "running" and state.header["model"] == "m-1"
+
+
+async def test_a_transient_status_line_is_not_an_item() -> None:
+    state = RunState(driver="claude")
+    state.apply(Notice(kind="lifecycle", text="status: requesting", metadata={"code": "claude.status"}))
+    assert [i for i in state.items if i["kind"] == "notice"] == []
+
+
+async def test_an_interrupt_is_reported_as_interrupted() -> None:
+    gate = Gate()
+    agent = Agent(Driver(scenario=scenario(Turn(Text("working"), gate))))
+    stream = agent.send("go")
+    state = RunState(driver="reference")
+    async for event in stream.events():
+        state.apply(event)
+        if isinstance(event, TextDelta) and event.text:
+            stream._ex.cancel(INTERRUPTED)  # what Kernel > Interrupt does to a %%agent run
+    assert state.header["state"] == "interrupted" and state.footer["status"] == "interrupted"
+    assert "interrupted" in state.header["error"] and "cancelled by the caller" not in state.header["error"]
+    await agent.close()
+
+
+async def test_reference_text_blocks_are_joined_with_a_space() -> None:
+    agent = Agent(Driver(scenario=scenario(Turn(Text("It fails."), Text("The help says so."), Text(" Done.")))))
+    result = await agent.send("go").result()
+    assert result.text == "It fails. The help says so. Done."
+    await agent.close()
+
+
+async def test_direct_sends_of_the_reference_driver_leave_no_files(tmp_path: Path) -> None:
+    agent = Agent(Driver(state_dir=str(tmp_path)))
+    await agent.send("one-off").result()
+    assert os.listdir(tmp_path) == []
+    await agent.thread("kept").send("continued later").result()
+    assert len(os.listdir(tmp_path)) == 1  # a thread's session is still kept
+    await agent.close()
+
+
+async def test_thread_busy_says_what_to_do_next() -> None:
+    gate = Gate()
+    agent = Agent(Driver(scenario=scenario(Turn(gate))))
+    thread = agent.thread("t")
+    first = thread.send("one")
+    second = thread.send("two")
+    with pytest.raises(ThreadBusyError) as info:
+        await second.result()
+    gate.open()
+    await first.result()
+    text = str(info.value)
+    assert "wait for it to finish" in text and "another thread key" in text
+    await agent.close()
