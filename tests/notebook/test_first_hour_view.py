@@ -9,8 +9,19 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from adaptor_nb import Agent, Notice, RunStarted, TextDelta, ThreadBusyError
-from adaptor_nb.drivers.reference import Driver, Gate, Text, Turn, scenario
+from adaptor_nb import (
+    Agent,
+    ApprovalKind,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Notice,
+    Policy,
+    QuestionMode,
+    RunStarted,
+    TextDelta,
+    ThreadBusyError,
+)
+from adaptor_nb.drivers.reference import Ask, Driver, Gate, Text, ToolUse, Turn, WaitForMessage, scenario
 from adaptor_nb.notebook._model import INTERRUPTED, RunState
 from adaptor_nb.notebook._static import run_html
 
@@ -97,3 +108,94 @@ async def test_thread_busy_says_what_to_do_next() -> None:
     text = str(info.value)
     assert "wait for it to finish" in text and "another thread key" in text
     await agent.close()
+
+
+# -- tool and approval cards, sent messages, denials ---------------------------------------------------------
+
+
+def kinds(state: RunState) -> list[str]:
+    return [i["kind"] for i in state.items if i["kind"] != "notice"]
+
+
+def only(state: RunState, kind: str) -> dict[str, Any]:
+    (item,) = [i for i in state.items if i["kind"] == kind]
+    return item
+
+
+async def test_a_permission_card_sits_under_its_tool_which_waits_for_it() -> None:
+    bash = ToolUse("Bash", {"command": "ls"}, {"output": "a.txt"}, approval=ApprovalKind.PERMISSION)
+    agent = Agent(Driver(scenario=scenario(Turn(bash, Text("ok")))))
+    state = RunState(driver="reference")
+    seen: list[tuple[list[str], str]] = []
+    async for event in agent.send("go").events():
+        state.apply(event)
+        if isinstance(event, ApprovalRequest):
+            seen.append((kinds(state), only(state, "tool")["state"]))
+            event.approve()
+    assert seen == [(["tool", "approval"], "waiting")]
+    assert kinds(state) == ["tool", "approval", "text"]
+    assert only(state, "tool")["state"] == "done" and only(state, "approval")["state"] == "approved"
+    await agent.close()
+
+
+async def test_a_question_card_also_sits_under_its_tool() -> None:
+    agent = Agent(Driver(scenario=scenario(Turn(Ask("Which branch?", ("main", "dev")), Text("ok")))))
+    state = RunState(driver="reference")
+    ask = Policy(approvals=ApprovalPolicy(question=QuestionMode.ASK))
+    async for event in agent.send("go", policy=ask).events():
+        state.apply(event)
+        if isinstance(event, ApprovalRequest):
+            assert kinds(state) == ["tool", "approval"] and only(state, "tool")["state"] == "waiting"
+            event.answer("dev")
+    assert kinds(state) == ["tool", "approval", "text"]
+    assert only(state, "approval")["outcome"] == "answered: dev" and only(state, "tool")["state"] == "done"
+    await agent.close()
+
+
+async def test_a_denial_is_reported_once_in_words() -> None:
+    bash = ToolUse("Bash", {"command": "rm -rf build"}, {"output": ""}, approval=ApprovalKind.PERMISSION)
+    agent = Agent(Driver(scenario=scenario(Turn(bash, Text("ok")))))
+    state = RunState(driver="reference")
+    async for event in agent.send("go").events():
+        state.apply(event)
+        if isinstance(event, ApprovalRequest):
+            event.deny("not on this branch")
+    shown = [str(v) for i in state.items for k, v in i.items() if k in ("text", "result", "outcome")]
+    shown.append(state.header["error"])
+    assert sum(s.count("not on this branch") for s in shown) == 1
+    assert only(state, "approval")["outcome"] == "denied: not on this branch"
+    assert only(state, "tool")["state"] == "denied" and only(state, "tool")["result"] == ""
+    assert state.header["error"] == "The run stopped because a request above was denied."
+    assert "approval_denied" not in " ".join(shown)
+    await agent.close()
+
+
+async def test_a_sent_message_appears_where_it_was_delivered() -> None:
+    agent = Agent(Driver(scenario=scenario(Turn(Text("Waiting."), WaitForMessage(), Text("Thanks.")))))
+    stream = agent.send("go")
+    state = RunState(driver="reference")
+    sent = False
+    async for event in stream.events():
+        state.apply(event)
+        if isinstance(event, TextDelta) and event.text and not sent:
+            sent = True
+            state.add_message("m1", "use tabs", "soon")  # what the view's message box does
+            await stream.send("use tabs", id="m1")
+    assert [(i["kind"], i["text"]) for i in state.items if i["kind"] != "notice"] == [
+        ("text", "Waiting."),
+        ("message", "use tabs"),
+        ("text", "Thanks."),
+    ]
+    assert only(state, "message")["words"] == "delivered while the agent worked"
+    await agent.close()
+
+
+def test_pending_and_refused_messages_are_said_in_plain_words() -> None:
+    state = RunState(driver="reference")
+    state.add_message("m1", "later please", "after_turn")
+    state.message_result("m1")
+    (entry,) = state.messages
+    assert entry["words"] == "queued for the next turn" and "placed" not in entry
+    state.finish(None, None)
+    assert entry["words"] == "not delivered: the run ended first"
+    assert only(state, "message")["words"] == entry["words"]  # in the transcript now, not under it

@@ -334,9 +334,18 @@ class _Play:
         elif isinstance(step, ToolUse):
             await self._tool(step)
         elif isinstance(step, Ask):
+            # As a real CLI does: the model calls its question tool, and the question is asked about that call.
+            tid = f"ask-{self._tool_n + 1}"
+            await ctx.emit(ToolCall(id=tid, name="AskUserQuestion", phase=Phase.START))
             choices = tuple(Choice(key=c, label=c) for c in step.choices)
             decision = await ctx.approvals.request(
-                ApprovalSpec(kind=ApprovalKind.QUESTION, title=step.question, choices=choices, source="reference")
+                ApprovalSpec(
+                    kind=ApprovalKind.QUESTION,
+                    title=step.question,
+                    choices=choices,
+                    tool_call_id=tid,
+                    source="reference",
+                )
             )
             answer = decision.answer if decision.action == "answer" else ""
             await self._tool(
@@ -345,7 +354,9 @@ class _Play:
                     {"question": step.question, "answer": answer},
                     {"answer": answer} if answer else {"denied": decision.reason},
                     is_error=not answer,
-                )
+                    id=tid,
+                ),
+                started=True,
             )
         elif isinstance(step, PlanReview):
             decision = await ctx.approvals.request(
@@ -388,11 +399,12 @@ class _Play:
         else:
             raise TypeError(f"unknown scenario step {step!r}")
 
-    async def _tool(self, step: ToolUse) -> None:
+    async def _tool(self, step: ToolUse, *, started: bool = False) -> None:
         ctx = self.ctx
         self._tool_n += 1
         tid = step.id or f"tool-{self._tool_n}"
-        await ctx.emit(ToolCall(id=tid, name=step.name, phase=Phase.START))
+        if not started:
+            await ctx.emit(ToolCall(id=tid, name=step.name, phase=Phase.START))
         args_json = json.dumps(step.args)
         for i in range(0, len(args_json), 24):
             await ctx.emit(ToolCall(id=tid, name=step.name, args_delta=args_json[i : i + 24], phase=Phase.CONTENT))
