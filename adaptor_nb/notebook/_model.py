@@ -16,6 +16,7 @@ from .._events import (
     Event,
     MessageUpdate,
     Notice,
+    ProcessInfo,
     RunFinished,
     RunStarted,
     SubagentUpdate,
@@ -321,14 +322,21 @@ class RunState:
         if event.kind == "approval.resolved":
             self._approval_resolved(event.data)
             return
-        model = event.metadata.get("model")
-        if model and not self.header["model"]:
-            self._set_header(model=model)  # known from the CLI's start, not only at the end
+        self._note_model(event.metadata)
         if _transient(event):
             return
         if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:
             return
         self._new("notice", level="warn" if event.kind in WARN_NOTICES else "info", text=event.text)
+
+    def _on_ProcessInfo(self, event: ProcessInfo) -> None:
+        self._note_model(event.metadata)
+
+    def _note_model(self, metadata: Mapping[str, str]) -> None:
+        """Show the model as soon as a start-up event names it, not only at the end."""
+        model = metadata.get("model")
+        if model and not self.header["model"]:
+            self._set_header(model=model)
 
     def _on_Dropped(self, event: Dropped) -> None:
         self.dropped += event.count

@@ -199,3 +199,14 @@ def test_pending_and_refused_messages_are_said_in_plain_words() -> None:
     state.finish(None, None)
     assert entry["words"] == "not delivered: the run ended first"
     assert only(state, "message")["words"] == entry["words"]  # in the transcript now, not under it
+
+
+async def test_the_reference_model_is_in_the_header_before_the_end() -> None:
+    agent = Agent(Driver(scenario=scenario(Turn(Text("hi")), model="demo-model")))
+    state = RunState(driver="reference")
+    models = []
+    async for event in agent.send("go").events():
+        state.apply(event)
+        models.append(state.header["model"] if not state.finished else None)
+    assert "demo-model" in models[:-1]  # before Done
+    await agent.close()

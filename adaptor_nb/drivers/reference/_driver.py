@@ -183,8 +183,13 @@ class Driver:
             history = found
         session_id = uuid.uuid4().hex if (inv.resume is None or inv.fork) else inv.resume.session_id
         play = _Play(self, inv, ctx, history)
+        model = inv.model or (self.config.scenario.model if self.config.scenario else self.config.model)
         await ctx.emit(
-            ProcessInfo(kind=ProcessKind.SPAWN, text="reference driver (in memory, no process)", metadata={"pid": "0"})
+            ProcessInfo(
+                kind=ProcessKind.SPAWN,
+                text="reference driver (in memory, no process)",
+                metadata={"pid": "0", "model": model},
+            )
         )
         if self.config.scenario is None:
             await ctx.emit(Notice(kind="lifecycle", text=SCRIPTED_NOTE, metadata={"code": "scripted_driver"}))
@@ -196,7 +201,7 @@ class Driver:
                 self._save(session_id, history)
         return DriverOutcome(
             text=play.final_text,
-            model=inv.model or (self.config.scenario.model if self.config.scenario else self.config.model),
+            model=model,
             provider="reference",
             metadata={"scripted": "true"},
             structured=play.structured,
