@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Unpack
 
+from ._core._background import BACKGROUND
 from ._core._engine import Engine
 from ._core._options import AgentOptions, AgentSettings, SendOptions
 from ._errors import AgentCloseError as AgentCloseError
+from ._result import Result
 from ._stream import Stream
 from ._thread import Thread
 from .driver._spi import (
@@ -86,6 +88,12 @@ class Agent:
     def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream:
         """Start a one-off run (a fresh anonymous conversation) and return its Stream at once."""
         return Stream(self._engine.start(prompt, options, binding=None, where="send"))
+
+    def run_sync(self, prompt: str, **options: Unpack[SendOptions]) -> Result:
+        """Run ``prompt`` to completion from synchronous code and return its Result (raises RunError like
+        ``result()``). Calls share one background loop; see ``adaptor_nb.run_sync``."""
+        result: Result = BACKGROUND.run(lambda: self.send(prompt, **options).result(), "Agent.run_sync()")
+        return result
 
     def thread(self, key: str, *, resume_only: bool = False) -> Thread:
         """The named thread ``key``: continues it if it exists (and is compatible), otherwise starts it."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar, Unpack
 
+from ._core._background import BACKGROUND
 from ._core._options import RunAsOptions, SendOptions
 from ._result import Result
 from ._stream import Stream
@@ -27,22 +27,16 @@ async def run_as(runner: Runner, prompt: str, tp: type[T] | Any, **options: Unpa
 
 
 def run_sync(fn: Callable[[], Awaitable[T]] | Awaitable[T]) -> T:
-    """Run a coroutine (or a zero-argument async function) to completion from synchronous code.
+    """Run async work to completion from synchronous code (a plain script) and return its value.
 
-    Refuses inside a running event loop (in a notebook, use ``await`` instead).
+    ``fn`` is a coroutine, an async function, or a zero-argument callable returning an awaitable; a callable is
+    called inside the loop, so ``run_sync(lambda: agent.send("hi").result())`` works. Every call shares one
+    background event loop, so a Thread's provider process is kept from one call to the next; whatever is still
+    open there is closed (its processes reaped) when the interpreter exits. Refuses inside a running event loop
+    (in a notebook, use ``await``).
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError("run_sync() cannot be used inside a running event loop; use `await` instead")
-    aw = fn() if callable(fn) else fn
-
-    async def main() -> T:
-        return await aw
-
-    return asyncio.run(main())
+    result: T = BACKGROUND.run(fn)
+    return result
 
 
 from ._naming import publish as _publish  # noqa: E402

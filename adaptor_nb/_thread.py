@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Unpack
 
 from ._approvals import ApprovalRequest
+from ._core._background import BACKGROUND
 from ._core._binding import ThreadBinding
 from ._core._options import SendOptions, split_call
 from ._enums import MessageFailure, MessageState, Timing
 from ._errors import AdaptorError, MessageError, RunError, RunFinishedError, ThreadBusyError
 from ._events import Event, MessageUpdate
 from ._policy import Author
+from ._result import Result
 from ._stream import Stream
 from .driver._spi import Checkpoint
 from .threadstore._protocol import ThreadRecord
@@ -58,6 +60,12 @@ class Thread:
         """Continue (or start) this thread with ``prompt``; returns the run's Stream at once."""
         return Stream(self._engine.start(prompt, options, binding=self._binding, where="Thread.send"))
 
+    def run_sync(self, prompt: str, **options: Unpack[SendOptions]) -> Result:
+        """Continue this thread with ``prompt`` from synchronous code and return the Result. Calls share one
+        background loop, so the thread's provider process is kept between them and reaped at exit."""
+        result: Result = BACKGROUND.run(lambda: self.send(prompt, **options).result(), "Thread.run_sync()")
+        return result
+
     def fork(self, new_key: str) -> Thread:
         """A new thread that starts from this one's latest checkpoint at its first run; this one is unchanged."""
         if not isinstance(new_key, str) or not new_key:
@@ -82,7 +90,11 @@ class Thread:
         if isinstance(st.standby, Standby) and st.standby.alive:
             return st.standby
         if st.active is not None:
-            raise ThreadBusyError(f"thread {self._key!r} is busy with run {st.active}", key=self._key)
+            raise ThreadBusyError(
+                f"thread {self._key!r} is busy with run {st.active}: wait for it to finish (await its result()), "
+                "cancel it, or use another thread key",
+                key=self._key,
+            )
         sb = Standby(self)
         st.standby = sb
         return sb

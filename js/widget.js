@@ -84,7 +84,15 @@ function h(tag, props, ...kids) {
 }
 
 const uid = () => `w${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-const secs = (ms) => (ms < 60000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`);
+// Under a second in milliseconds (a fast offline run is "4 ms", not "0.0 s").
+const secs = (ms) =>
+  ms < 1000
+    ? `${Math.max(1, Math.round(ms))} ms`
+    : ms < 60000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const TOOL_STATES = { running: "running", waiting: "waiting for approval", done: "done", error: "failed", denied: "denied" };
 const WHEN = [["soon", "Soon"], ["after_turn", "After turn"], ["interrupt", "Interrupt"]];
 
 // A collapsible block whose open state survives re-renders.
@@ -183,7 +191,7 @@ function renderItem(view, it, live) {
       const head = h("span", {},
         h("span", { class: `anb-dot anb-${it.state}` }),
         h("code", { text: it.name || "tool" }),
-        h("span", { class: "anb-muted", text: ` ${it.state}${it.summary ? ` · ${it.summary}` : ""}` }));
+        h("span", { class: `anb-tool-state anb-${it.state}`, text: ` ${TOOL_STATES[it.state] || it.state}${it.summary ? ` · ${it.summary}` : ""}` }));
       const body = [h("div", { class: "anb-label", text: "arguments" }), longText(view, `${it.id}:a`, text, "anb-args")];
       if (it.result !== undefined && it.result !== null && it.result !== "")
         body.push(h("div", { class: "anb-label", text: it.state === "error" ? "error" : "result" }), longText(view, `${it.id}:r`, it.result, "anb-result"));
@@ -198,18 +206,26 @@ function renderItem(view, it, live) {
       return h("div", { class: `anb-notice anb-${it.level || "info"}`, text: text });
     case "approval":
       return approvalCard(view, it);
+    case "message":
+      return sentItem(it);
     default:
       return h("div", { class: "anb-muted", text: `${it.kind}: ${text}` });
   }
 }
 
+// A message not delivered yet, in the list under the transcript; `words` comes from the kernel in plain language.
 function messageRow(m) {
-  const label = (WHEN.find((w) => w[0] === m.when) || [0, m.when])[1];
-  const detail = [m.state, m.boundary, m.reason].filter(Boolean).join(" · ");
   return h("li", { class: `anb-msg anb-${m.state}`, "data-id": m.id },
     h("span", { class: "anb-msg-text", text: m.text }),
-    h("span", { class: "anb-muted", text: ` (${label}) ` }),
-    h("span", { class: "anb-msg-state", text: detail }));
+    h("span", { class: "anb-msg-state", text: ` ${m.words || m.state}` }));
+}
+
+// A sent message at the point of the transcript where it was delivered (or given up).
+function sentItem(it) {
+  return h("div", { class: `anb-msg anb-sent anb-${it.state}`, "data-id": it.message_id },
+    h("span", { class: "anb-sent-by", text: "you sent " }),
+    h("span", { class: "anb-msg-text", text: it.text || "a message" }),
+    h("span", { class: "anb-msg-state", text: ` ${it.words || it.state}` }));
 }
 
 function render({ model, el }) {
@@ -285,13 +301,13 @@ function render({ model, el }) {
       prev = entry.el;
     }
     for (const [id, entry] of view.cache) if (!seen.has(id)) (entry.el.remove(), view.cache.delete(id));
-    msgList.replaceChildren(...(model.get("messages") || []).map(messageRow));
+    msgList.replaceChildren(...(model.get("messages") || []).filter((m) => !m.placed).map(messageRow));
     const accepting = Boolean(model.get("accepting"));
-    box.hidden = !accepting && !(model.get("messages") || []).length;
+    box.hidden = !accepting; // folds away when the run ends
     for (const c of [input, when, send]) c.disabled = !accepting;
     const ft = model.get("footer") || {};
     const parts = [];
-    if (ft.turns !== undefined) parts.push(`turns ${ft.turns}`);
+    if (ft.turns) parts.push(plural(ft.turns, "turn"));
     if (ft.input_tokens !== undefined) parts.push(`tokens ${ft.input_tokens} in / ${ft.output_tokens} out`);
     if (ft.cost_usd) parts.push(`$${Number(ft.cost_usd).toFixed(4)}`);
     if (ft.duration !== undefined) parts.push(secs(ft.duration * 1000));

@@ -76,6 +76,8 @@ class CoreApprovals:
         mode = self._mode(spec.kind)
         request_id = f"apr_{uuid.uuid4().hex[:12]}"
         base = {"request_id": request_id, "kind": spec.kind.value, "title": spec.title}
+        if spec.tool_call_id:
+            base["tool_call_id"] = spec.tool_call_id  # lets a view put the decision by its tool
         if mode in (ApprovalMode.AUTO_APPROVE.value,):
             decision = Decision("approve", by="policy")
             self._record(base, 0, "approved", decision)

@@ -177,9 +177,16 @@ class ThreadBinding:
     async def begin(self, run_id: str, settings: RunSettings, notice: NoticeSink) -> ThreadPlan:
         st = self.state
         if st.active is not None and st.active != run_id:
-            raise ThreadBusyError(f"thread {self.key!r} is busy with run {st.active}", key=self.key)
+            raise ThreadBusyError(
+                f"thread {self.key!r} is busy with run {st.active}: wait for it to finish (await its result()), "
+                "cancel it, or use another thread key",
+                key=self.key,
+            )
         if st.standby is not None and st.standby.alive and st.standby is not self.standby:
-            raise ThreadBusyError(f"thread {self.key!r} has a live Standby", key=self.key)
+            raise ThreadBusyError(
+                f"thread {self.key!r} has a live Standby: send through it, or close it first (await standby.close())",
+                key=self.key,
+            )
         st.active = run_id
         store = self.host.store
         try:

@@ -13,11 +13,13 @@ from .._policy import Author
 from ..driver._spi import Descriptor, Driver
 from ..threadstore._memory import MemoryStore
 from ..threadstore._protocol import Store
+from ._background import BACKGROUND
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._execution import Execution, RunHost
 from ._options import AgentSettings, agent_settings, merge_run, split_call
 from ._slots import ProcessSlots, describe_failure
+from ._sync_text import outside_loop_message
 
 
 class Engine:
@@ -72,10 +74,8 @@ class Engine:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            raise RuntimeError(
-                f"{where}() needs a running event loop: call it from async code (a notebook cell can use await), "
-                "or use adaptor_nb.run_sync(...) in a plain script"
-            ) from None
+            raise RuntimeError(outside_loop_message(where)) from None
+        BACKGROUND.note(self)
         shared, call = split_call(options, where)
         config_error: AdaptorError | None = None
         settings = self.settings.run

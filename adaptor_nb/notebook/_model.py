@@ -9,13 +9,14 @@ from typing import Any
 
 from .._approvals import ApprovalRequest, Decision
 from .._enums import MessageState, Phase, Role
-from .._errors import RunCancelled, RunError
+from .._errors import RunCancelled
 from .._events import (
     Done,
     Dropped,
     Event,
     MessageUpdate,
     Notice,
+    ProcessInfo,
     RunFinished,
     RunStarted,
     SubagentUpdate,
@@ -26,6 +27,8 @@ from .._events import (
     TurnEnd,
 )
 from .._result import Result, Usage
+from .._schema import parse_json_text
+from ._words import failure_words, message_words
 
 KEEP_CHARS = 20_000
 """Tool arguments and results longer than this are cut in the view (the Result keeps everything)."""
@@ -37,6 +40,13 @@ WARN_NOTICES = frozenset({"limit.approaching", "thread.continuity", "thread.pers
 TIMINGS = {"soon": "SOON", "after_turn": "AFTER_TURN", "interrupt": "INTERRUPT"}
 _STATE_NAMES = {MessageState.ACCEPTED: "accepted", MessageState.DELIVERED: "delivered", MessageState.FAILED: "failed"}
 TRAITS = ("header", "items", "live", "messages", "footer", "accepting")
+INTERRUPTED = "interrupted (Kernel > Interrupt)"
+"""The cancel cause of a run the user interrupted; the view reports it as interrupted, not cancelled."""
+
+
+def _transient(event: Notice) -> bool:
+    """A progress note that is stale a moment later (Claude's "status: requesting"): not worth an item."""
+    return str(event.metadata.get("code", "")).endswith(".status")
 
 
 def now_ms() -> int:
@@ -112,6 +122,8 @@ class RunState:
         self.accepting = messaging
         self.approvals: dict[str, ApprovalRequest] = {}
         self._approval_items: dict[str, str] = {}
+        self._approval_tools: dict[str, str] = {}  # request id -> the card of the tool it asks about
+        self._unplaced: dict[str, str] = {}  # tool call id -> an approval card that came before its tool card
         self.dirty: set[str] = set(TRAITS)
         self.finished = False
         self.dropped = 0
@@ -232,7 +244,29 @@ class RunState:
         item = self._new("tool", call_id=call_id, name=name, state="running", text="", result="")
         if call_id:
             self._tools[call_id] = item["id"]
+            card_id = self._unplaced.pop(call_id, None)
+            card = self._index.get(card_id) if card_id else None
+            if card is not None:  # the request came first: the tool card goes right above it
+                self.items.remove(item)
+                self.items.insert(self.items.index(card), item)
+                self._link(card, item)
         return item
+
+    def _link(self, card: dict[str, Any], tool: dict[str, Any]) -> None:
+        """Tie an approval card to its tool card: the tool waits while the request is pending."""
+        self._approval_tools[card["request_id"]] = tool["id"]
+        card["tool_item"] = tool["id"]
+        if card["state"] == "pending":
+            tool["state"] = "waiting"
+        self.dirty.add("items")
+
+    def _place_under(self, card: dict[str, Any], tool: dict[str, Any]) -> None:
+        """Move ``card`` right under ``tool`` (after any earlier cards of the same tool)."""
+        self.items.remove(card)
+        at = self.items.index(tool) + 1
+        while at < len(self.items) and self.items[at].get("tool_item") == tool["id"]:
+            at += 1
+        self.items.insert(at, card)
 
     def _on_ToolCall(self, event: ToolCall) -> None:
         item = self._tool_item(event.id, event.name)
@@ -248,19 +282,24 @@ class RunState:
         if event.result is not None:
             self._set_result(item, _result_text(event.result), False)
 
-    def _set_result(self, item: dict[str, Any], text: str, is_error: bool) -> None:
+    def _set_result(self, item: dict[str, Any], text: str, is_error: bool, raw: Any = None) -> None:
+        self.dirty.add("items")
+        if item["state"] == "denied":
+            if isinstance(raw, Mapping) and set(raw) <= {"denied"}:
+                return  # the denial is said once, on its request's card
+            is_error = True
         text, cut = _clip(text)
         item["result"] = text
         if cut:
             item["truncated"] = item.get("truncated", 0) + cut
-        item["state"] = "error" if is_error else "done"
-        self.dirty.add("items")
+        if item["state"] != "denied":
+            item["state"] = "error" if is_error else "done"
 
     def _on_ToolResult(self, event: ToolResult) -> None:
         item = self._tool_item(event.id, event.name)
         if item["id"] in self._chunks:
             self._close(item["id"])
-        self._set_result(item, _result_text(event.result), event.is_error)
+        self._set_result(item, _result_text(event.result), event.is_error, event.result)
 
     def _on_SubagentUpdate(self, event: SubagentUpdate) -> None:
         key = event.task or event.member or "subagent"
@@ -283,9 +322,21 @@ class RunState:
         if event.kind == "approval.resolved":
             self._approval_resolved(event.data)
             return
+        self._note_model(event.metadata)
+        if _transient(event):
+            return
         if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:
             return
         self._new("notice", level="warn" if event.kind in WARN_NOTICES else "info", text=event.text)
+
+    def _on_ProcessInfo(self, event: ProcessInfo) -> None:
+        self._note_model(event.metadata)
+
+    def _note_model(self, metadata: Mapping[str, str]) -> None:
+        """Show the model as soon as a start-up event names it, not only at the end."""
+        model = metadata.get("model")
+        if model and not self.header["model"]:
+            self._set_header(model=model)
 
     def _on_Dropped(self, event: Dropped) -> None:
         self.dropped += event.count
@@ -303,7 +354,24 @@ class RunState:
         entry["reason"] = event.reason.value
         if event.turn:
             entry["turn"] = event.turn
+        entry["words"] = message_words(entry)
+        if entry["state"] in ("delivered", "failed"):
+            self._place_message(entry)
         self.dirty.add("messages")
+
+    def _place_message(self, entry: dict[str, Any]) -> None:
+        """Put a sent message into the transcript at the point it was delivered (or given up)."""
+        item_id = entry.get("placed")
+        if item_id and item_id in self._index:
+            item = self._index[item_id]
+            item.update(state=entry["state"], words=entry["words"])
+            self.dirty.add("items")
+            return
+        self._close_text()
+        self._close_thinking()
+        item = self._new("message", message_id=entry["id"], text=entry["text"], state=entry["state"])
+        item["words"] = entry["words"]
+        entry["placed"] = item["id"]
 
     def _on_TurnEnd(self, event: TurnEnd) -> None:
         self._close_text()
@@ -345,6 +413,13 @@ class RunState:
         )
         self.approvals[event.id] = event
         self._approval_items[event.id] = item["id"]
+        tool_id = self._tools.get(event.tool_call_id) if event.tool_call_id else None
+        tool_item = self._index.get(tool_id) if tool_id else None
+        if tool_item is not None:
+            self._place_under(item, tool_item)
+            self._link(item, tool_item)
+        elif event.tool_call_id:
+            self._unplaced[event.tool_call_id] = item["id"]
         self._set_header(state="waiting")
         if event.state != "pending":
             self.settle_approval(event.id)
@@ -364,9 +439,18 @@ class RunState:
             item["error"] = error
         if request.state != "pending":
             item["state"], item["outcome"] = decision_outcome(request.decision)
+            self._after_decision(request_id, item["state"])
         self.dirty.add("items")
         if not any(i["state"] == "pending" for i in self.items if i["kind"] == "approval") and not self.finished:
             self._set_header(state="running")
+
+    def _after_decision(self, request_id: str, card_state: str) -> None:
+        """The tool of a settled request stops waiting: it runs on, or it was denied."""
+        tool_id = self._approval_tools.get(request_id)
+        tool = self._index.get(tool_id) if tool_id else None
+        if tool is None or tool["state"] not in ("waiting", "running"):
+            return
+        tool["state"] = "running" if card_state in ("approved", "answered") else "denied"
 
     def _approval_resolved(self, data: Mapping[str, Any]) -> None:
         request_id = str(data.get("request_id", ""))
@@ -388,6 +472,12 @@ class RunState:
                 error="",
             )
             self._approval_items[request_id] = item["id"]
+            tool_id = self._tools.get(str(data.get("tool_call_id") or ""))
+            tool = self._index.get(tool_id) if tool_id else None
+            if tool is not None:
+                self._place_under(item, tool)
+                self._link(item, tool)
+                self._after_decision(request_id, item["state"])
             return
         if request_id in self.approvals:
             self.settle_approval(request_id)
@@ -399,6 +489,7 @@ class RunState:
         entry = self._messages.get(message_id)
         if entry is None:
             entry = {"id": message_id, "text": text, "when": when, "state": "sending"}
+            entry["words"] = message_words(entry)
             self._messages[message_id] = entry
             self.messages.append(entry)
         self.dirty.add("messages")
@@ -414,6 +505,9 @@ class RunState:
             entry["reason"] = error
         elif entry["state"] == "sending":
             entry["state"] = "accepted"
+        entry["words"] = message_words(entry)
+        if entry["state"] == "failed":
+            self._place_message(entry)
         self.dirty.add("messages")
 
     # -- the end ---------------------------------------------------------------------------------------------
@@ -450,14 +544,20 @@ class RunState:
         for item in self.items:
             if item["kind"] == "approval" and item["state"] == "pending":
                 item["state"], item["outcome"] = "expired", "expired when the run ended"
-            if item["kind"] == "tool" and item["state"] == "running":
+            if item["kind"] == "tool" and item["state"] in ("running", "waiting"):
                 item["state"] = "done" if err is None else "error"
         for entry in self.messages:
             if entry["state"] in ("sending", "accepted"):
                 entry["state"] = "failed"
                 entry["reason"] = entry.get("reason") or "the run ended first"
+                entry["words"] = message_words(entry)
+                self._place_message(entry)
         partial = result if result is not None else getattr(err, "result", None)
-        if isinstance(err, RunCancelled) or (err is not None and type(err).__name__ == "CancelledError"):
+        if result is not None and err is None:
+            self._show_structured(result)
+        if isinstance(err, RunCancelled) and err.message == INTERRUPTED:
+            state = "interrupted"
+        elif isinstance(err, RunCancelled) or (err is not None and type(err).__name__ == "CancelledError"):
             state = "cancelled"
         elif err is not None:
             state = "failed"
@@ -471,12 +571,37 @@ class RunState:
         turns = partial.turns if isinstance(partial, Result) else int(self.footer.get("turns", 0))
         model = partial.model if isinstance(partial, Result) and partial.model else self.header["model"]
         error = ""
-        if err is not None:
-            error = str(err) if isinstance(err, RunError) else f"{type(err).__name__}: {err}"
+        if state == "interrupted":
+            error = f"{INTERRUPTED}: the run was stopped; what it did so far is kept"
+        elif err is not None:
+            error = failure_words(err)
+        if error:
+            self._drop_repeated(error)
         self._set_header(state=state, ended_ms=ended, error=error, model=model)
         self._set_footer(turns=turns, usage=usage, status=state, duration=duration)
         self.accepting = False
         self.dirty.update(("items", "live", "messages", "accepting"))
+
+    def _drop_repeated(self, error: str) -> None:
+        """Remove notices that only repeat the run's error (shown once, in the header's failure line)."""
+        repeats = [i for i in self.items if i["kind"] == "notice" and i["text"] and i["text"] in error]
+        for item in repeats:
+            self.items.remove(item)
+            self._index.pop(item["id"], None)
+
+    def _show_structured(self, result: Result) -> None:
+        """Show a structured answer as the value itself (not a provider's {"items": [...]} wrapper)."""
+        if not getattr(result, "_has_structured", False):
+            return
+        texts = [i for i in self.items if i["kind"] == "text" and i["role"] == "assistant"]
+        if not texts:
+            return
+        try:
+            parse_json_text(texts[-1]["text"])
+        except ValueError:
+            return
+        body = json.dumps(result.structured, indent=2, ensure_ascii=False, default=str)
+        texts[-1]["text"] = f"```json\n{body}\n```"
 
     def _repair_text(self, final: str) -> None:
         """After dropped deltas, make the last turn's text exactly the result's text."""

@@ -13,6 +13,7 @@ from ._args import OptionError, UseOptions, interpolate, parse_cell_line, parse_
 from ._defaults import inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
+from ._model import INTERRUPTED
 from ._session import NotebookSession, SetupError
 
 _T = typing.TypeVar("_T")
@@ -156,6 +157,15 @@ class QuietView:
         """Nothing to stop."""
 
 
+def interrupt(stream: Any) -> None:
+    """Cancel the run, saying it was interrupted (so the view and the error say so, not "cancelled")."""
+    execution = getattr(stream, "_ex", None)
+    if execution is not None:
+        execution.cancel(INTERRUPTED)
+    else:
+        stream.cancel()
+
+
 async def _wait(view: Any, stream: Any) -> Any:
     """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
     consumer = asyncio.ensure_future(view.consume(stream))
@@ -167,12 +177,12 @@ async def _wait(view: Any, stream: Any) -> Any:
         if task is not None:
             while task.uncancel():
                 pass
-        stream.cancel()
+        interrupt(stream)
         try:
             await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
         except BaseException:
             consumer.cancel()
-        raise _short(KeyboardInterrupt("the %%agent run was cancelled")) from None
+        raise _short(KeyboardInterrupt("the %%agent run was interrupted")) from None
     return consumer.result()
 
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from ._markdown import render
+from ._words import TOOL_STATES
 
 _BOX = "border:1px solid #ddd;border-radius:6px;padding:6px 10px;font-family:system-ui,sans-serif;font-size:13px"
 _CARD = "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:6px 0"
@@ -60,7 +61,7 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
     if kind == "thinking":
         return f'<details><summary style="{_MUTED}">thinking</summary>{_pre(text)}</details>'
     if kind == "tool":
-        state = str(item.get("state", ""))
+        state = TOOL_STATES.get(str(item.get("state", "")), str(item.get("state", "")))
         body = f"<div>arguments</div>{_pre(text)}" if text else ""
         if item.get("result"):
             body += f"<div>result</div>{_pre(str(item['result']))}"
@@ -82,6 +83,8 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
         return f'<details style="{_CARD}"><summary>subagent <strong>{name}</strong> {state}</summary>{body}</details>'
     if kind == "notice":
         return f'<div style="{_MUTED};font-style:italic">{_e(text)}</div>'
+    if kind == "message":
+        return f'<div style="{_CARD}">you sent: {_e(text)} — {_e(item.get("words") or item.get("state") or "")}</div>'
     return ""
 
 
@@ -98,7 +101,7 @@ def run_html(
     if header.get("note"):
         parts.append(f'<div style="color:#92400e;font-style:italic">{_e(header["note"])}</div>')
     parts.extend(_item_html(item, live) for item in items)
-    for entry in messages:
+    for entry in (m for m in messages if not m.get("placed")):
         state = _e(entry.get("state", ""))
         reason = f" ({_e(entry['reason'])})" if entry.get("state") == "failed" and entry.get("reason") else ""
         parts.append(f'<div style="{_CARD}">message: {_e(entry.get("text", ""))} — {state}{reason}</div>')
@@ -141,7 +144,8 @@ def run_markdown(
             out.append("*thinking*\n\n" + _fence(text))
         elif kind == "tool":
             name = _md_text(" ".join(str(item.get("name") or "tool").split()))
-            block = f"tool **{name}** {_e(item.get('state', ''))}"
+            state = TOOL_STATES.get(str(item.get("state", "")), str(item.get("state", "")))
+            block = f"tool **{name}** {_e(state)}"
             if text:
                 block += "\n\n" + _fence(text)
             if item.get("result"):
@@ -156,7 +160,9 @@ def run_markdown(
             out.append(f"subagent **{_e(item.get('task') or item.get('member'))}** {_e(item.get('state') or '')}")
         elif kind == "notice":
             out.append(f"*{_md_text(text)}*")
-    for entry in messages:
+        elif kind == "message":
+            out.append(f"you sent: {_md_text(text)} — {_e(item.get('words') or item.get('state') or '')}")
+    for entry in (m for m in messages if not m.get("placed")):
         out.append(f"message: {_md_text(str(entry.get('text', '')))} — {_e(entry.get('state', ''))}")
     if header.get("error"):
         out.append(_md_text(str(header["error"])))

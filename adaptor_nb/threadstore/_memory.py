@@ -37,7 +37,11 @@ class MemoryStore:
             now = self._now()
             held = self._leases.get(key)
             if held is not None and held.expires_at > now and held.owner != owner:
-                raise ThreadBusyError(f"thread {key!r} is busy: another run owns it", key=key)
+                raise ThreadBusyError(
+                    f"thread {key!r} is busy: another run owns it; wait for that run to finish, "
+                    "or use another thread key",
+                    key=key,
+                )
             lease = Lease(key=key, owner=owner, token=secrets.token_hex(8), expires_at=now + ttl)
             self._leases[key] = lease
             return lease

@@ -330,7 +330,7 @@ def _acquire(conn: sqlite3.Connection, key: str, owner: str, ttl: float, me: Hol
             if not is_gone(holder):
                 raise ThreadBusyError(
                     f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
-                    f"{row[1] - now:.1f}s",
+                    f"{row[1] - now:.1f}s; wait for that run to finish, or use another thread key",
                     key=key,
                     details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
                 )

@@ -54,3 +54,21 @@ async def test_the_probe_reports_missing_credentials(claude_cli: str, home: Path
 def test_other_failures_are_left_as_they_are() -> None:
     assert explain_login("Overloaded") == "Overloaded"
     assert explain_login("Not logged in · Please run /login").startswith("Claude Code has no credentials")
+
+
+async def test_the_view_says_the_login_error_once_and_no_status_line(
+    claude_cli: str, home: Path, workspace: Path
+) -> None:
+    from adaptor_nb.notebook._model import RunState
+
+    agent = Agent(claude.Driver(_config(claude_cli, home, workspace)), workspace=str(workspace))
+    state = RunState(driver="claude")
+    try:
+        async for event in agent.send("hello").events():
+            state.apply(event)
+    finally:
+        await agent.close()
+    shown = [i["text"] for i in state.items if i["kind"] == "notice"] + [state.header["error"]]
+    assert not any(t.startswith("status:") for t in shown)
+    assert sum(t.count("Not logged in") for t in shown) == 1
+    assert "ANTHROPIC_API_KEY" in state.header["error"] and state.header["state"] == "failed"

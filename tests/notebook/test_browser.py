@@ -108,12 +108,13 @@ def test_approve_click_and_message_send_in_jupyterlab(lab: Lab, page: Any) -> No
     text = view.locator(".anb-items").inner_text()
     assert "Thanks, I will keep it short." in text
     assert view.locator(".anb-text strong").first.inner_text() == "keep it short"
-    assert "Please keep the summary short" in view.locator(".anb-msgs").inner_text()
-    assert "delivered" in view.locator(".anb-msg-state").inner_text()
+    sent = view.locator(".anb-items .anb-msg.anb-delivered")  # in the transcript, where it was delivered
+    assert "Please keep the summary short" in sent.inner_text()
+    assert "delivered while the agent worked" in sent.inner_text()
     tool = view.locator(".anb-tool")
     assert "Bash" in tool.inner_text()
-    assert view.locator("textarea.anb-input").is_disabled()
-    assert "turns 1" in view.locator(".anb-foot").inner_text()
+    assert view.locator(".anb-box").is_hidden()  # the message box folds away when the run ends
+    assert "1 turn ·" in view.locator(".anb-foot").inner_text()
     assert "null" not in view.locator(".anb-head").inner_text()
     screenshot(view, "approval-done-with-message")
 
@@ -210,4 +211,5 @@ def test_approvals_notebook_asks_in_the_page(lab: Lab, page: Any) -> None:
     question.locator(".anb-state.anb-done").wait_for()
     assert "answered: test_cli.py" in question.locator(".anb-outcome").inner_text()
     views.nth(2).locator(".anb-state.anb-failed").wait_for()
-    assert "denied by --approvals deny" in views.nth(2).locator(".anb-failure").inner_text()
+    assert "denied by --approvals deny" in views.nth(2).locator(".anb-outcome").inner_text()
+    assert "stopped because a request above was denied" in views.nth(2).locator(".anb-failure").inner_text()

@@ -209,7 +209,7 @@ def test_a_shown_view_keeps_the_widget_and_its_display_gets_the_final_static_run
     assert final["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == comm_id
     page = final["data"]["text/html"]
     assert "Waiting for guidance." in page and "Thanks." in page
-    assert "message: use &lt;b&gt;care&lt;/b&gt; — delivered" in page
+    assert "you sent: use &lt;b&gt;care&lt;/b&gt; — delivered while the agent worked" in page
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -58,7 +58,7 @@ def test_approve_click_while_the_cell_blocks_finishes_the_run(kernel: Kernel) ->
     assert card["state"] == "approved"
     (tool,) = _items(state, "tool")
     assert tool["state"] == "done" and tool["result"] == "notes.txt"
-    assert kernel.run_ok("print(_agent.text)").text().strip() == "I will list the files.The folder holds notes.txt."
+    assert kernel.run_ok("print(_agent.text)").text().strip() == "I will list the files. The folder holds notes.txt."
 
 
 def test_a_second_click_on_the_same_request_is_refused(kernel: Kernel) -> None:
@@ -120,7 +120,7 @@ def test_interrupt_cancels_the_run_and_the_kernel_stays_usable(kernel: Kernel) -
 
     assert cell.status == "error"
     assert cell.reply is not None and cell.reply["ename"] == "KeyboardInterrupt"
-    assert kernel.widgets[comm]["header"]["state"] == "cancelled"
+    assert kernel.widgets[comm]["header"]["state"] == "interrupted"
     assert kernel.run_ok("print(len(agent.active))").text().strip() == "0"
 
 

@@ -71,7 +71,7 @@ async def test_a_second_process_gets_thread_busy_while_the_first_runs_then_conti
             await agent.thread("review").send("second prompt").result()
         first.send("go")
         done = first.read_until("result")
-        assert done["ok"] and done["text"] == "working on itfinished", done
+        assert done["ok"] and done["text"] == "working on it finished", done
         first.finish()
         result = await agent.thread("review").send("third prompt").result()
         assert "This conversation has 1 earlier prompt." in result.text

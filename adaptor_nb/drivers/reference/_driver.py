@@ -183,8 +183,13 @@ class Driver:
             history = found
         session_id = uuid.uuid4().hex if (inv.resume is None or inv.fork) else inv.resume.session_id
         play = _Play(self, inv, ctx, history)
+        model = inv.model or (self.config.scenario.model if self.config.scenario else self.config.model)
         await ctx.emit(
-            ProcessInfo(kind=ProcessKind.SPAWN, text="reference driver (in memory, no process)", metadata={"pid": "0"})
+            ProcessInfo(
+                kind=ProcessKind.SPAWN,
+                text="reference driver (in memory, no process)",
+                metadata={"pid": "0", "model": model},
+            )
         )
         if self.config.scenario is None:
             await ctx.emit(Notice(kind="lifecycle", text=SCRIPTED_NOTE, metadata={"code": "scripted_driver"}))
@@ -192,10 +197,11 @@ class Driver:
             await play.run()
         finally:
             history.extend(play.prompts)
-            self._save(session_id, history)
+            if inv.thread_key:  # a direct send cannot be continued: nothing to keep
+                self._save(session_id, history)
         return DriverOutcome(
             text=play.final_text,
-            model=inv.model or (self.config.scenario.model if self.config.scenario else self.config.model),
+            model=model,
             provider="reference",
             metadata={"scripted": "true"},
             structured=play.structured,
@@ -321,7 +327,7 @@ class _Play:
                 if not ctx.emit_text_nowait(part, mid):
                     await ctx.emit(TextDelta(text=part, message_id=mid))
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.END))
-            self._turn_text += step.text
+            self._turn_text = join_blocks(self._turn_text, step.text)
             self.final_text = self._turn_text
             ctx.transcript(TranscriptItem(kind="text", text=step.text))
         elif isinstance(step, ThinkingStep):
@@ -333,9 +339,18 @@ class _Play:
         elif isinstance(step, ToolUse):
             await self._tool(step)
         elif isinstance(step, Ask):
+            # As a real CLI does: the model calls its question tool, and the question is asked about that call.
+            tid = f"ask-{self._tool_n + 1}"
+            await ctx.emit(ToolCall(id=tid, name="AskUserQuestion", phase=Phase.START))
             choices = tuple(Choice(key=c, label=c) for c in step.choices)
             decision = await ctx.approvals.request(
-                ApprovalSpec(kind=ApprovalKind.QUESTION, title=step.question, choices=choices, source="reference")
+                ApprovalSpec(
+                    kind=ApprovalKind.QUESTION,
+                    title=step.question,
+                    choices=choices,
+                    tool_call_id=tid,
+                    source="reference",
+                )
             )
             answer = decision.answer if decision.action == "answer" else ""
             await self._tool(
@@ -344,7 +359,9 @@ class _Play:
                     {"question": step.question, "answer": answer},
                     {"answer": answer} if answer else {"denied": decision.reason},
                     is_error=not answer,
-                )
+                    id=tid,
+                ),
+                started=True,
             )
         elif isinstance(step, PlanReview):
             decision = await ctx.approvals.request(
@@ -387,11 +404,12 @@ class _Play:
         else:
             raise TypeError(f"unknown scenario step {step!r}")
 
-    async def _tool(self, step: ToolUse) -> None:
+    async def _tool(self, step: ToolUse, *, started: bool = False) -> None:
         ctx = self.ctx
         self._tool_n += 1
         tid = step.id or f"tool-{self._tool_n}"
-        await ctx.emit(ToolCall(id=tid, name=step.name, phase=Phase.START))
+        if not started:
+            await ctx.emit(ToolCall(id=tid, name=step.name, phase=Phase.START))
         args_json = json.dumps(step.args)
         for i in range(0, len(args_json), 24):
             await ctx.emit(ToolCall(id=tid, name=step.name, args_delta=args_json[i : i + 24], phase=Phase.CONTENT))
@@ -414,6 +432,13 @@ class _Play:
         ctx.transcript(
             TranscriptItem(kind="tool_result", tool_use_id=tid, tool_name=step.name, input=result, is_error=is_error)
         )
+
+
+def join_blocks(before: str, block: str) -> str:
+    """The turn's text with one more text block: separated by a space unless either side already has one."""
+    if before and block and not before[-1].isspace() and not block[0].isspace():
+        return f"{before} {block}"
+    return before + block
 
 
 def _clip(text: str, n: int = 200) -> str:
