@@ -63,14 +63,14 @@ def _clean(name: str, limits: ArchiveLimits) -> str:
 
 def _zip_members(zf: zipfile.ZipFile) -> Iterator[_Member]:
     for info in zf.infolist():
-        mode = (info.external_attr >> 16) & 0xFFFF
-        if mode and stat.S_ISLNK(mode):
+        kind = stat.S_IFMT((info.external_attr >> 16) & 0xFFFF)  # 0: no Unix type recorded (a plain file)
+        if kind == stat.S_IFLNK:
             raise ArchiveRefused(f"member {info.filename!r} is a symbolic link")
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise ArchiveRefused(f"member {info.filename!r} is not a regular file or folder")
         if info.flag_bits & 0x1:
             raise ArchiveRefused(f"member {info.filename!r} is encrypted")
-        is_dir = info.is_dir()
+        is_dir = info.filename.endswith("/")  # ZipInfo.is_dir() fails on an empty name
         yield _Member(info.filename, is_dir, 0 if is_dir else info.file_size, lambda i=info: zf.open(i))
 
 

@@ -7,7 +7,9 @@ import hashlib
 import os
 import shutil
 import stat
+import tarfile
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from typing import Protocol, runtime_checkable
@@ -148,7 +150,13 @@ class DefaultMaterializer:
                 extract(ref.path, scratch, self.limits)
             except ArchiveRefused as exc:
                 raise refusal(ref.key, ref.path, exc) from None
-            except (OSError, EOFError, ValueError) as exc:  # truncated, corrupt or not an archive at all
+            except (
+                OSError,
+                EOFError,
+                ValueError,
+                zipfile.BadZipFile,
+                tarfile.TarError,
+            ) as exc:  # truncated, corrupt or not an archive at all
                 raise refusal(ref.key, ref.path, f"it cannot be read: {type(exc).__name__}: {exc}") from None
             root = scratch
             entries = os.listdir(scratch)
