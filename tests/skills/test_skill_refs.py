@@ -1,7 +1,5 @@
 """Skill references, merge rules across scopes and the errors that name the skill, before anything starts."""
 
-
-
 from __future__ import annotations
 
 import importlib.resources
