@@ -57,6 +57,7 @@ from ._options import AgentSettings, RunSettings
 from ._profile import Prepared, ProfileManager
 from ._services import RunServices
 from ._slots import ProcessSlots
+from ._version_trim import check_message_version
 
 STDERR_TAIL = 4000
 
@@ -206,6 +207,10 @@ class Execution:
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
         check_mcp(self.prepared.mcp, self.desc)
+        if self.queue.enabled and (trim := await check_message_version(self.driver, self.desc)) is not None:
+            self.desc = replace(self.desc, messages=trim[0])  # one Notice; input continues by resume
+            self.queue.trim(trim[0])
+            self.notice(trim[1])
         schema = self._resolve_schema()
         self.ctx = RunContextImpl(
             run_id=self.run_id,

@@ -1,0 +1,81 @@
+"""Message capability below a driver's known minimum CLI version (§10): the probed version decides, once per
+driver object; below the minimum, in-run delivery and interrupts are trimmed and queued input continues through
+checkpoint resume, announced by one execution Notice. An unknown version keeps the declared support."""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import replace
+from typing import Any
+
+from .._enums import Boundary, ContinueMode, NoticeKind
+from .._events import Notice
+from ..driver._spi import Descriptor, EnvironmentProbe, MessageCapabilities
+
+_VERSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """``"2.1.197 (Claude Code)"`` -> ``(2, 1, 197)``; None when there is no dotted number."""
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    if not m:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def below(version: str, minimum: str) -> bool:
+    """True only when both versions parse and ``version`` is lower than ``minimum``."""
+    v, lo = version_tuple(version), version_tuple(minimum)
+    return v is not None and lo is not None and v < lo
+
+
+def trimmed(caps: MessageCapabilities) -> MessageCapabilities:
+    """What is left without in-run delivery: turn-end input, continued by checkpoint resume."""
+    return replace(
+        caps,
+        boundaries=frozenset(caps.boundaries - {Boundary.IN_RUN}) | {Boundary.TURN_END},
+        interrupt=False,
+        continue_mode=ContinueMode.RESUME,
+    )
+
+
+async def probed_version(driver: Any) -> str:
+    """The CLI version the driver's probe reports, probed once per driver object ("" when unknown)."""
+    try:
+        known = _VERSIONS.get(driver)
+    except TypeError:
+        known = None
+    if known is not None:
+        return known
+    version = ""
+    try:
+        version = (await driver.probe_environment()).version or ""
+    except Exception:  # a probe that fails leaves the version unknown: declared support is kept
+        version = ""
+    try:
+        _VERSIONS[driver] = version
+    except TypeError:
+        pass
+    return version
+
+
+async def check_message_version(driver: Any, desc: Descriptor) -> tuple[MessageCapabilities, Notice] | None:
+    """The trimmed capabilities and their Notice when the driver's CLI is older than its known minimum."""
+    caps = desc.messages
+    if not caps.min_version or (Boundary.IN_RUN not in caps.boundaries and not caps.interrupt):
+        return None
+    if not isinstance(driver, EnvironmentProbe):
+        return None
+    version = await probed_version(driver)
+    if not below(version, caps.min_version):
+        return None
+    notice = Notice(
+        kind=NoticeKind.LIFECYCLE.value,
+        text=(
+            f"{desc.name} CLI {version} is older than {caps.min_version}: messages sent during a run wait for the "
+            "turn's end and continue by resuming the session"
+        ),
+        metadata={"code": "messages.trimmed", "version": version, "min_version": caps.min_version},
+    )
+    return trimmed(caps), notice
