@@ -154,7 +154,11 @@ class ProfileManager:
         async with self._lock:
             keys = {r.key for r in refs}
             refs += [Key(k) for k in self._selected if k not in keys]
-            env, text, names = await asyncio.to_thread(self._prepare_sync, refs)
+            names: tuple[str, ...] = ()
+            if not refs and (self._dir or not self.private) and not self._closed:
+                env, text = self._env(), ""  # nothing to write: no thread hop
+            else:
+                env, text, names = await asyncio.to_thread(self._prepare_sync, refs)
         mcp: tuple[Server, ...] | None = run.mcp
         if mcp is None and resources is not None and resources.mcp is not None:
             mcp = tuple(resources.mcp)

@@ -4,6 +4,8 @@ checkpoint resume, announced by one execution Notice. An unknown version keeps t
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import weakref
 from dataclasses import replace
@@ -14,6 +16,29 @@ from .._events import Notice
 from ..driver._spi import Descriptor, EnvironmentProbe, MessageCapabilities
 
 _VERSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_BY_COMMAND: dict[tuple[str, ...], str] = {}  # drivers of one class running one command share the probe
+
+
+def _command_key(driver: Any) -> tuple[str, ...] | None:
+    """Drivers of one class with the same ``config.command`` and ``config.env`` (never ``secret_env``) run the
+    same CLI; None when the driver has no such configuration."""
+    config = getattr(driver, "config", None)
+    command = getattr(config, "command", None)
+    env = getattr(config, "env", None)
+    if config is None or not isinstance(env, dict | type(None)):
+        return None
+    binary = ""
+    if command:
+        binary = str(command[0])
+        with contextlib.suppress(OSError):
+            binary += f"@{os.stat(binary).st_mtime_ns}"
+    return (
+        f"{type(driver).__module__}.{type(driver).__qualname__}",
+        repr(list(command or [])),
+        binary,
+        repr(sorted((env or {}).items())),
+        os.environ.get("PATH", ""),
+    )
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -42,10 +67,13 @@ def trimmed(caps: MessageCapabilities) -> MessageCapabilities:
 
 async def probed_version(driver: Any) -> str:
     """The CLI version the driver's probe reports, probed once per driver object ("" when unknown)."""
+    key = _command_key(driver)
     try:
         known = _VERSIONS.get(driver)
     except TypeError:
         known = None
+    if known is None and key is not None:
+        known = _BY_COMMAND.get(key)
     if known is not None:
         return known
     version = ""
@@ -57,6 +85,8 @@ async def probed_version(driver: Any) -> str:
         _VERSIONS[driver] = version
     except TypeError:
         pass
+    if key is not None and version:
+        _BY_COMMAND[key] = version
     return version
 
 
