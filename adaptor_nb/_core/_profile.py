@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,6 +248,7 @@ class ProfileManager:
             return cached[1]
         if not self._staging:
             self._staging = tempfile.mkdtemp(prefix="adaptor_nb-skills-")
+            weakref.finalize(self, shutil.rmtree, self._staging, True)
         target = os.path.join(self._staging, source.key)
         shutil.rmtree(target, ignore_errors=True)
         os.makedirs(target)
@@ -284,6 +286,8 @@ class ProfileManager:
         if root:
             os.makedirs(root, exist_ok=True)
         self._dir = tempfile.mkdtemp(prefix=f"adaptor_nb-{self.layout.driver}-profile-", dir=root or None)
+        if not getattr(sel, "keep", False):  # an Agent dropped without close() still leaves no folder behind
+            weakref.finalize(self, shutil.rmtree, self._dir, True)
         for rel, text in self.layout.seed.items():
             path = os.path.join(self._dir, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -156,3 +156,14 @@ async def test_profile_resources_mcp_replaces_the_family_and_mcp_option_wins() -
         await agent.send("go", profile_resources=res).result()
     assert (await agent.send("go", profile_resources=res, mcp=[])).text  # an explicit mcp= wins
     await agent.close()
+
+
+async def test_an_agent_dropped_without_close_leaves_no_private_folder(home: Path) -> None:
+    import gc
+
+    agent = Agent(FolderCLI(str(home)), profile=profile.Dedicated())
+    folder = (await agent.sync_profile()).profile.directory
+    assert os.path.isdir(folder)
+    del agent
+    gc.collect()
+    assert not os.path.exists(folder)

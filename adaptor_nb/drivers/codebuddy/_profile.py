@@ -19,6 +19,6 @@ def codebuddy_layout(env: Mapping[str, str]) -> ProfileLayout:
         native_dir=native,
         skills_dir="skills",
         settings_files=("settings.json",),
-        auth_files=(".credentials.json",),
-        mcp=((".codebuddy.json", "mcpServers"),),
+        auth_files=("models.json",),  # where the driver's probe finds configured model credentials
+        mcp=(),  # no documented MCP file to copy: CopyMCP brings nothing for CodeBuddy
     )
