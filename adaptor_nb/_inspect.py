@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ._core._version_trim import below, trimmed, version_tuple
 from .driver._profile import (
     Availability,
     ConfigSchema,
@@ -12,7 +14,32 @@ from .driver._profile import (
     QuotaReport,
     SkillSnapshot,
 )
-from .driver._spi import EnvironmentProbe, EnvironmentReport, EnvironmentStatus, ModelInfo, ModelLister
+from .driver._spi import (
+    EnvironmentCheck,
+    EnvironmentProbe,
+    EnvironmentReport,
+    EnvironmentStatus,
+    ModelInfo,
+    ModelLister,
+)
+
+
+def effective_messages(report: EnvironmentReport) -> EnvironmentReport:
+    """The report with its message capability as runs will see it: trimmed below the known minimum version, kept
+    (with a warning check) when the version is unknown."""
+    caps = report.messages
+    if caps is None or not caps.min_version:
+        return report
+    if below(report.version, caps.min_version):
+        check = EnvironmentCheck(
+            "messages", False, f"CLI {report.version} is older than {caps.min_version}: in-run delivery is trimmed"
+        )
+        return replace(report, messages=trimmed(caps), checks=(*report.checks, check))
+    if version_tuple(report.version) is None:
+        check = EnvironmentCheck("messages", False, "unknown CLI version: the declared message support is kept")
+        return replace(report, checks=(*report.checks, check))
+    return report
+
 
 if TYPE_CHECKING:
     from ._core._engine import Engine
@@ -38,7 +65,7 @@ class Inspector:
         """CLI found, version, auth source and the effective message capability."""
         driver, desc = self._engine.driver, self._engine.descriptor
         if isinstance(driver, EnvironmentProbe):
-            return await driver.probe_environment()
+            return effective_messages(await driver.probe_environment())
         return EnvironmentReport(driver=desc.name, status=EnvironmentStatus.UNKNOWN, messages=desc.messages)
 
     async def models(self) -> list[ModelInfo]:

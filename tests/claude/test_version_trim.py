@@ -47,11 +47,18 @@ async def test_an_old_cli_gets_one_notice_and_trimmed_messages(
         notes = trim_notices(events)
         assert len(notes) == 1 and notes[0].metadata["version"] == "2.0.5"
         assert "2.1.0" in notes[0].text
+    report = await agent.inspect().environment()
+    assert report.version == "2.0.5" and report.messages is not None
+    assert Boundary.IN_RUN not in report.messages.boundaries and not report.messages.interrupt
+    assert any(c.name == "messages" and not c.ok and "trimmed" in c.detail for c in report.checks)
 
 
 async def test_a_current_cli_gets_no_notice(agent_factory: Any, fake: FakeAnthropicServer) -> None:
     fake.enqueue(Reply.text("ok"))
-    stream = agent_factory().send("hello")
+    agent = agent_factory()
+    stream = agent.send("hello")
     events = [e async for e in stream.events()]
     assert (await stream.result()).text == "ok"
     assert trim_notices(events) == []
+    report = await agent.inspect().environment()
+    assert report.messages == MESSAGES and not any(c.name == "messages" for c in report.checks)
