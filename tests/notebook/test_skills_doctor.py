@@ -65,3 +65,41 @@ def test_doctor_reports_every_installed_driver(kernel: Kernel) -> None:
     assert "models: the driver cannot list them" in reference
     assert "quota: driver 'reference' has no quota probe" in reference
     assert "profile: default (shared) at no profile folder" in reference
+
+
+@pytest.mark.skipif(not (CLI_BIN / "claude").exists(), reason="the pinned Claude CLI is not installed")
+def test_doctor_lists_models_and_the_profile_of_a_usable_driver(tmp_path: Path) -> None:
+    from adaptor_nb.testing._anthropic import FakeAnthropicServer
+
+    secret = "sk-ant-doctor-secret-0123456789"
+    home = tmp_path / "home"
+    (home / ".claude" / "skills" / "team-review").mkdir(parents=True)
+    (home / ".claude" / "skills" / "team-review" / "SKILL.md").write_text(
+        "---\nname: team-review\ndescription: the team's review\n---\nbody\n"
+    )
+    with FakeAnthropicServer() as fake:
+        env = {
+            "HOME": str(home),
+            "PATH": f"{CLI_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "ANTHROPIC_API_KEY": secret,
+            "ANTHROPIC_BASE_URL": fake.url,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "OPENAI_API_KEY": "",
+            "CODEX_API_KEY": "",
+            "ADAPTOR_NB_THREAD_STORE": str(tmp_path / "threads.adaptor_nb.sqlite"),
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+        k = Kernel(tmp_path, env)
+        try:
+            k.run_ok("%load_ext adaptor_nb")
+            text = k.run_ok("%agent doctor").text()
+        finally:
+            k.shutdown()
+        assert fake.model_requests == []  # the doctor starts no model task
+    claude = text[text.index("claude:") : text.index("codex:")]
+    assert "usable" in claude and "auth source: ANTHROPIC_API_KEY" in claude
+    assert "models: " in claude and "the driver cannot list them" not in claude
+    assert f"profile: default (shared) at {home / '.claude'}" in claude
+    assert "skills in the profile: team-review" in claude
+    assert secret not in text
