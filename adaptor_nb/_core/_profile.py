@@ -285,7 +285,12 @@ class ProfileManager:
         root = getattr(sel, "root", "")
         if root:
             os.makedirs(root, exist_ok=True)
-        self._dir = tempfile.mkdtemp(prefix=f"adaptor_nb-{self.layout.driver}-profile-", dir=root or None)
+        if isinstance(sel, Dedicated) and root:
+            # a named folder under root: reused by later Agents (with keep=True, sessions resume across kernels)
+            self._dir = os.path.join(root, f"{self.layout.driver}-{sel.name}")
+            os.makedirs(self._dir, exist_ok=True)
+        else:
+            self._dir = tempfile.mkdtemp(prefix=f"adaptor_nb-{self.layout.driver}-profile-", dir=root or None)
         if not getattr(sel, "keep", False):  # an Agent dropped without close() still leaves no folder behind
             weakref.finalize(self, shutil.rmtree, self._dir, True)
         for rel, text in self.layout.seed.items():

@@ -47,14 +47,20 @@ async def test_dedicated_profile_is_private_created_before_launch_and_removed_by
     assert sorted(str(p) for p in user.rglob("*")) == before  # the user's profile is untouched
 
 
-async def test_a_kept_dedicated_profile_survives_close(tmp_path: Path, home: Path) -> None:
+async def test_a_kept_dedicated_profile_survives_close_and_is_reused_by_name(tmp_path: Path, home: Path) -> None:
     driver = FolderCLI(str(home))
-    agent = Agent(driver, profile=profile.Dedicated("nb", root=tmp_path / "profiles", keep=True))
+    selection = profile.Dedicated("nb", root=tmp_path / "profiles", keep=True)
+    agent = Agent(driver, profile=selection)
     snap = await agent.sync_profile()  # created now, without a run
     folder = snap.profile.directory
-    assert folder.startswith(str(tmp_path / "profiles")) and os.path.isdir(folder)
+    assert folder == str(tmp_path / "profiles" / "folder-nb") and os.path.isdir(folder)
+    Path(folder, "session.json").write_text("{}")  # what a CLI would keep there
     await agent.close()
     assert os.path.isdir(folder)
+    again = Agent(driver, profile=selection)
+    await again.send("go")
+    assert driver.seen[-1][0] == folder and Path(folder, "session.json").exists()
+    await again.close()
 
 
 async def test_copy_auth_copies_only_the_credentials(home: Path) -> None:
