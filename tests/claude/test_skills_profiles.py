@@ -73,3 +73,22 @@ async def test_a_dedicated_profile_is_isolated_from_home_and_removed_by_close(
     await agent.close()
     assert not os.path.exists(folder)
     assert sorted(str(p) for p in home.rglob("*")) == before  # the run wrote nothing into the user's HOME
+
+
+async def test_a_kept_dedicated_profile_resumes_a_thread_in_a_later_agent(
+    agent_factory: Any, make_config: Any, fake: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    from adaptor_nb.threadstore import MemoryStore
+
+    store = MemoryStore()
+    selection = profile.Dedicated("nb", root=tmp_path / "profiles", keep=True)
+    fake.enqueue(Reply.text("first"))
+    first = agent_factory(make_config(), profile=selection, thread_store=store)
+    assert (await first.thread("t").send("remember the word kiwi").result()).text == "first"
+    await first.close()
+    folder = tmp_path / "profiles" / "claude-nb"
+    assert (folder / "projects").is_dir()  # the CLI kept its session in the dedicated profile
+    fake.enqueue(Reply.text("second"))
+    later = agent_factory(make_config(), profile=selection, thread_store=store)
+    assert (await later.thread("t", resume_only=True).send("which word?").result()).text == "second"
+    assert "remember the word kiwi" in fake.requests[-1].text_of_all_messages()  # the session was resumed
