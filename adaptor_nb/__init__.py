@@ -138,12 +138,26 @@ _PUBLIC: dict[str, str] = {
     "RunServiceProvider": "._core._services",
     "EnvironmentReport": ".driver",
     "EnvironmentStatus": ".driver",
+    "AgentProfile": ".driver",
+    "Availability": ".driver",
+    "ConfigSchema": ".driver",
+    "ProfileKind": ".driver",
+    "ProfileSnapshot": ".driver",
+    "QuotaReport": ".driver",
+    "ResourceSnapshot": ".driver",
+    "SkillInfo": ".driver",
+    "SkillSnapshot": ".driver",
+    "EnvironmentCheck": ".driver",
+    "ModelInfo": ".driver",
+    "Inspector": "._inspect",
     "map_rows": ".batch._map",
     "map_rows_sync": ".batch._map",
 }
 
 if TYPE_CHECKING:
     from . import mcp as mcp
+    from . import profile as profile
+    from . import skill as skill
     from ._agent import Agent as Agent
     from ._approvals import ApprovalRequest as ApprovalRequest
     from ._approvals import Choice as Choice
@@ -233,6 +247,7 @@ if TYPE_CHECKING:
     from ._events import ToolResult as ToolResult
     from ._events import TurnEnd as TurnEnd
     from ._events import with_meta as with_meta
+    from ._inspect import Inspector as Inspector
     from ._policy import APPROVALS_AUTO_APPROVE as APPROVALS_AUTO_APPROVE
     from ._policy import APPROVALS_AUTO_DENY as APPROVALS_AUTO_DENY
     from ._policy import POLICY_READ_ONLY as POLICY_READ_ONLY
@@ -262,18 +277,34 @@ if TYPE_CHECKING:
     from ._thread import Thread as Thread
     from .batch._map import map_rows as map_rows
     from .batch._map import map_rows_sync as map_rows_sync
+    from .driver import AgentProfile as AgentProfile
+    from .driver import Availability as Availability
     from .driver import Checkpoint as Checkpoint
+    from .driver import ConfigSchema as ConfigSchema
     from .driver import Descriptor as Descriptor
     from .driver import Driver as Driver
+    from .driver import EnvironmentCheck as EnvironmentCheck
     from .driver import EnvironmentReport as EnvironmentReport
     from .driver import EnvironmentStatus as EnvironmentStatus
+    from .driver import ModelInfo as ModelInfo
+    from .driver import ProfileKind as ProfileKind
+    from .driver import ProfileSnapshot as ProfileSnapshot
+    from .driver import QuotaReport as QuotaReport
+    from .driver import ResourceSnapshot as ResourceSnapshot
+    from .driver import SkillInfo as SkillInfo
+    from .driver import SkillSnapshot as SkillSnapshot
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     globals(),
     _PUBLIC,
     defined=("load_ipython_extension", "unload_ipython_extension"),
-    submodules=("mcp", "batch"),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
+    submodules=(
+        "mcp",
+        "batch",
+        "skill",
+        "profile",
+    ),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
     public_module=__name__,
 )
 

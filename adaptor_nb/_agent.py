@@ -8,9 +8,11 @@ from ._core._background import BACKGROUND
 from ._core._engine import Engine
 from ._core._options import AgentOptions, AgentSettings, SendOptions
 from ._errors import AgentCloseError as AgentCloseError
+from ._inspect import Inspector
 from ._result import Result
 from ._stream import Stream
 from ._thread import Thread
+from .driver._profile import ProfileSnapshot, SkillSnapshot
 from .driver._spi import (
     Descriptor,
     Driver,
@@ -114,6 +116,23 @@ class Agent:
         if isinstance(driver, ModelLister):
             return await driver.list_models()
         return []
+
+    def inspect(self) -> Inspector:
+        """Environment, models, quota, config schema and skills, from the captured driver configuration."""
+        return Inspector(self._engine)
+
+    async def profile_state(self) -> ProfileSnapshot:
+        """The profile's desired versus materialized resources (changes nothing)."""
+        return self._engine.profile.snapshot(self._engine.settings.run)
+
+    async def sync_profile(self) -> ProfileSnapshot:
+        """Materialize the Agent's skills and profile resources now (as the next run would) and report."""
+        return await self._engine.profile.sync(self._engine.settings.run)
+
+    async def select_skills(self, keys: list[str]) -> SkillSnapshot:
+        """Select skills by key for every later run of this Agent (in this process). Every key must resolve
+        (through ``skill_provider=`` or a skill given earlier); otherwise the selection stays as it was."""
+        return await self._engine.profile.select(keys, self._engine.settings.run)
 
     # -- shutdown ----------------------------------------------------------------------------------------
 

@@ -84,9 +84,10 @@ class ThreadHost:
     descriptor: Descriptor
     owner_id: str
     state: Callable[[str], ThreadState]
+    profile_identity: str = ""
 
 
-def fingerprint(driver: Driver, s: RunSettings) -> str:
+def fingerprint(driver: Driver, s: RunSettings, profile: str = "") -> str:
     """Compatibility of a saved session: driver/config, model, identity, workspace, instructions, skills, MCP."""
     parts = {
         "driver": driver.name,
@@ -98,6 +99,8 @@ def fingerprint(driver: Driver, s: RunSettings) -> str:
         "skills": [getattr(k, "key", k) for k in s.skills],
         "mcp": [repr(m) for m in (s.mcp or ())],
     }
+    if profile:  # a chosen profile enters compatibility (unchanged fingerprints without one)
+        parts["profile"] = profile
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
@@ -215,7 +218,7 @@ class ThreadBinding:
         store = self.host.store
         desc = self.host.descriptor
         record = await store.resolve(self.key)
-        fp = fingerprint(self.host.driver, settings)
+        fp = fingerprint(self.host.driver, settings, self.host.profile_identity)
         plan = ThreadPlan(lease=lease, fingerprint=fp, record=record, receipts=dict(record.receipts) if record else {})
         checkpoint = self.state.pending_checkpoint or (record.checkpoint if record else None)
         if self.fork_parent and checkpoint is None:

@@ -8,7 +8,6 @@ from .._errors import (
     ConfigError,
     HumanDecisionModeUnsupportedError,
     PolicyCapabilityUnsupportedError,
-    SkillMaterializationFailedError,
 )
 from .._policy import Policy, validate_policy
 from ..driver._spi import Descriptor
@@ -48,7 +47,7 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
 
 
 # Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
-_NOT_CARRIED = ("tools", "profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+_NOT_CARRIED = ("tools", "workspace_manager", "service_manager")  # profile and skill options: _core/_profile.py
 
 
 def check_construction(agent: AgentSettings) -> None:
@@ -71,10 +70,6 @@ def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) ->
             "driver, so it would be ignored; remove it"
         )
 
-    if run.skills:
-        keys = ", ".join(s if isinstance(s, str) else str(getattr(s, "key", s)) for s in run.skills)
-        raise SkillMaterializationFailedError(f"{unsupported('skills')} (asked for: {keys})", option="skills")
-    if run.profile_resources is not None:
-        raise ConfigError(unsupported("profile_resources"), option="profile_resources")
+    # skills= and profile_resources= are resolved and materialized by the Agent's profile (_core/_profile.py)
     if run.workspace_spec is not None:
         raise ConfigError(unsupported("workspace_spec"), option="workspace_spec")

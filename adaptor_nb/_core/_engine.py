@@ -18,6 +18,7 @@ from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._execution import Execution, RunHost
 from ._options import AgentSettings, agent_settings, merge_run, split_call
+from ._profile import ProfileManager
 from ._slots import ProcessSlots, describe_failure
 from ._sync_text import outside_loop_message
 
@@ -32,6 +33,7 @@ class Engine:
         self.descriptor: Descriptor = driver.descriptor()
         self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
         self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
+        self.profile = ProfileManager(driver, self.settings, self.owner_id)
         self.threads: dict[str, ThreadState] = {}
         self.slots = ProcessSlots(self.owner_id)
         self.executions: set[Execution] = set()
@@ -43,6 +45,7 @@ class Engine:
             slots=self.slots,
             is_closed=lambda: self.closed,
             on_finished=self.executions.discard,
+            profile=self.profile,
         )
         self.thread_host = ThreadHost(
             store=self.store,
@@ -50,6 +53,7 @@ class Engine:
             descriptor=self.descriptor,
             owner_id=self.owner_id,
             state=self.thread_state,
+            profile_identity=self.profile.identity if self.settings.profile is not None else "",
         )
 
     # -- threads -----------------------------------------------------------------------------------------
@@ -119,6 +123,7 @@ class Engine:
         if pending:
             await asyncio.wait([ex.task for ex in pending], timeout=timeout)
         failures = await self.slots.close_all(timeout)
+        failures += await asyncio.to_thread(self.profile.close)  # after the processes that used it are gone
         closer = getattr(self.driver, "aclose", None)
         if callable(closer):
             try:

@@ -54,8 +54,10 @@ from ._context import RunContextImpl
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
+from ._profile import Prepared, ProfileManager
 from ._services import RunServices
 from ._slots import ProcessSlots
+from ._version_trim import check_message_version
 
 STDERR_TAIL = 4000
 
@@ -70,6 +72,7 @@ class RunHost:
     slots: ProcessSlots
     is_closed: Callable[[], bool]
     on_finished: Callable[[Execution], None]
+    profile: ProfileManager | None = None
 
 
 class Execution:
@@ -130,6 +133,7 @@ class Execution:
         self.last_outcome: DriverOutcome | None = None
         self._started = False
         self._early: list[Notice] = []
+        self.prepared = Prepared(mcp=settings.mcp)
         self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
 
     # -- control -----------------------------------------------------------------------------------------
@@ -200,7 +204,13 @@ class Execution:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
-        check_mcp(s.mcp, self.desc)
+        if self._host.profile is not None:  # skills and profile resources, materialized before launch
+            self.prepared = await self._host.profile.prepare(s)
+        check_mcp(self.prepared.mcp, self.desc)
+        if self.queue.enabled and (trim := await check_message_version(self.driver, self.desc)) is not None:
+            self.desc = replace(self.desc, messages=trim[0])  # one Notice; input continues by resume
+            self.queue.trim(trim[0])
+            self.notice(trim[1])
         schema = self._resolve_schema()
         self.ctx = RunContextImpl(
             run_id=self.run_id,
@@ -314,7 +324,7 @@ class Execution:
             prompt=prompt,
             thread_key=self.thread_key,
             model=s.model,
-            instructions=s.instructions,
+            instructions="\n\n".join(t for t in (s.instructions, self.prepared.instructions) if t),
             workspace=s.workspace,
             timeout=s.timeout,
             metadata=dict(s.metadata),
@@ -335,7 +345,8 @@ class Execution:
             spawn=s.spawn,
             slot=slot,
             max_turns=self.max_turns,
-            mcp=s.mcp,
+            mcp=self.prepared.mcp,
+            env=dict(self.prepared.env),
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:

@@ -132,6 +132,10 @@ class MessageQueue:
     def enabled(self) -> bool:
         return not self._policy.disabled and self._caps.supported
 
+    def trim(self, caps: MessageCapabilities) -> None:
+        """Narrow the capabilities before launch (a CLI older than its driver's known minimum version)."""
+        self._caps = caps
+
     def check_timing(self, timing: Timing) -> None:
         if self._policy.disabled:
             raise MessageUnsupportedError("supplemental messages are disabled by policy.messages.disabled")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .._enums import Timing
 from .._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
 from .._policy import Author, Identity, MessageContext, Policy
+from ..profile._resources import merge_resources
 
 if TYPE_CHECKING:
     from ..mcp import Server
@@ -260,7 +261,11 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
         elif name == "workspace_spec":
             changes["workspace_spec"] = value
         elif name == "profile_resources":
-            changes["profile_resources"] = value
+            if value is None:
+                continue
+            changes["profile_resources"] = merge_resources(
+                changes.get("profile_resources", base.profile_resources), value
+            )
     return replace(base, **changes) if changes else base
 
 

@@ -96,6 +96,19 @@ _PUBLIC: dict[str, str] = {
     "secret_var": "._mcp",
     "shielded_close": "._reuse",
     "text_delta": ".._events",
+    "AgentProfile": "._profile",
+    "Availability": "._profile",
+    "ConfigSchema": "._profile",
+    "ProfileKind": "._profile",
+    "ProfileSnapshot": "._profile",
+    "QuotaReport": "._profile",
+    "ResourceSnapshot": "._profile",
+    "SkillInfo": "._profile",
+    "SkillSnapshot": "._profile",
+    "ProfileAware": "._profile",
+    "ProfileLayout": "._profile",
+    "QuotaProbe": "._profile",
+    "ConfigSchemaProbe": "._profile",
 }
 
 if TYPE_CHECKING:
@@ -149,6 +162,19 @@ if TYPE_CHECKING:
     from ._process import CLIProcess as CLIProcess
     from ._process import LineBuffer as LineBuffer
     from ._process import LineTooLong as LineTooLong
+    from ._profile import AgentProfile as AgentProfile
+    from ._profile import Availability as Availability
+    from ._profile import ConfigSchema as ConfigSchema
+    from ._profile import ConfigSchemaProbe as ConfigSchemaProbe
+    from ._profile import ProfileAware as ProfileAware
+    from ._profile import ProfileKind as ProfileKind
+    from ._profile import ProfileLayout as ProfileLayout
+    from ._profile import ProfileSnapshot as ProfileSnapshot
+    from ._profile import QuotaProbe as QuotaProbe
+    from ._profile import QuotaReport as QuotaReport
+    from ._profile import ResourceSnapshot as ResourceSnapshot
+    from ._profile import SkillInfo as SkillInfo
+    from ._profile import SkillSnapshot as SkillSnapshot
     from ._reuse import close_quietly as close_quietly
     from ._reuse import continues_session as continues_session
     from ._reuse import parked as parked

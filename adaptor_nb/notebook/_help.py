@@ -34,6 +34,7 @@ Options:
   --spawn               force a fresh provider process for this run
   --instructions TEXT   extra instructions for this run
   --quiet               show no view (the outcome still goes to --out; failures still raise)
+  --skill KEY_OR_PATH   a skill for this run: a skill folder, a .zip/.tar/.tgz archive, or a key (repeatable)
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
@@ -51,6 +52,8 @@ LINE_HELP = """\
 %agent threads   a table of this notebook's threads: key, driver, status, last run, usage
 %agent status    each driver's probe (found, version, credentials, usable), the default and the runs
 %agent cancel    cancel every run in progress
+%agent skills    the skills of this notebook's agents: requested, installed, offered, found in the profile
+%agent doctor    every installed driver's Inspector report: CLI, version, auth, models, quota, profile
 %agent help      this help and the %%agent options
 """
 

@@ -291,6 +291,14 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print(f"cancelled {count} run{'s' if count != 1 else ''}")
     elif command == "help":
         print(LINE_HELP + "\n" + CELL_HELP)
+    elif command == "skills":
+        from ._skills import skills_report
+
+        print(_off_loop(skills_report(dict(session.agents))))
+    elif command == "doctor":
+        from ._doctor import doctor_report
+
+        print(_off_loop(doctor_report()))
     elif command == "threads":
         print("run %agent threads on its own line (it reads the thread store)")
     else:

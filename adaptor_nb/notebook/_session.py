@@ -226,6 +226,10 @@ class NotebookSession:
             call["instructions"] = instructions
         if opts.spawn:
             call["spawn"] = True
+        if opts.skills:
+            from ._skills import skill_refs
+
+            call["skills"] = skill_refs(opts.skills)
         approvals = opts.approvals or (use.approvals if use else None)
         if approvals is not None:
             call["on_approval"] = approval_handler(approvals)

@@ -12,7 +12,6 @@ from adaptor_nb import (
     MessagePolicy,
     Policy,
     SkillKeyConflictError,
-    SkillMaterializationFailedError,
 )
 from adaptor_nb._core._options import RunSettings, merge_run
 from adaptor_nb.drivers import reference
@@ -144,9 +143,6 @@ async def test_async_with_closes_the_agent() -> None:
 @pytest.mark.parametrize(
     ("scope", "option", "value"),
     [
-        ("send", "skills", ["lint"]),
-        ("agent", "skills", ["lint"]),
-        ("send", "profile_resources", object()),
         ("send", "workspace_spec", object()),
     ],
 )
@@ -162,8 +158,6 @@ async def test_resources_nothing_can_use_yet_fail_before_launch_instead_of_being
         await stream.result()
     assert info.value.option == option
     assert "not supported yet" in str(info.value)
-    if option == "skills":
-        assert isinstance(info.value, SkillMaterializationFailedError) and "lint" in str(info.value)
     # An empty value is no request at all.
     empty: dict[str, object] = {"skills": [], "tools": []}
     if option in empty:

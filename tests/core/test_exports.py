@@ -34,6 +34,8 @@ EXPECTED_PUBLIC = {
     "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
     "RunAttachment", "RunEventSource", "RunServiceProvider", "EnvironmentReport", "EnvironmentStatus",
     "map_rows", "map_rows_sync",
+    "AgentProfile", "Availability", "ConfigSchema", "EnvironmentCheck", "Inspector", "ModelInfo", "ProfileKind",
+    "ProfileSnapshot", "QuotaReport", "ResourceSnapshot", "SkillInfo", "SkillSnapshot",
 }  # fmt: skip
 
 

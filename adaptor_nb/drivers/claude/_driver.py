@@ -27,6 +27,7 @@ from ...driver import (
     ModelInfo,
     PolicyCapabilities,
     ProcessSlot,
+    ProfileLayout,
     ResumeRejectedError,
     RunContext,
     SandboxLevel,
@@ -42,6 +43,7 @@ from ._command import Launch, build_launch, config_fingerprint
 from ._config import CREDENTIALS_HINT, INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._process import ClaudeProcess
+from ._profile import claude_layout
 from ._session import ClaudeRun, emit_spawn
 
 MESSAGES = MessageCapabilities(
@@ -251,6 +253,10 @@ class Driver:
             checks=tuple(checks),
             messages=MESSAGES,
         )
+
+    def profile_layout(self) -> ProfileLayout:
+        """Where this driver's CLI keeps its profile, for ``profile=`` and skills (no process is started)."""
+        return claude_layout(self._env())
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -27,6 +27,7 @@ from ...driver import (
     ModelInfo,
     PolicyCapabilities,
     ProcessSlot,
+    ProfileLayout,
     ResumeRejectedError,
     RunContext,
     SandboxLevel,
@@ -43,6 +44,7 @@ from ._config import INSTALL_HINT, Config
 from ._locate import find_codebuddy
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._process import CodeBuddyProcess
+from ._profile import codebuddy_layout
 from ._session import CodeBuddyRun, emit_spawn
 
 # Supplemental messages wait for the turn's end: a user line written mid-turn starts a parallel session.
@@ -287,6 +289,10 @@ class Driver:
             checks=tuple(checks),
             messages=MESSAGES,
         )
+
+    def profile_layout(self) -> ProfileLayout:
+        """Where this driver's CLI keeps its profile, for ``profile=`` and skills (no process is started)."""
+        return codebuddy_layout(self._env())
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -34,6 +34,7 @@ from ...driver import (
     PolicyCapabilities,
     ProcessInfo,
     ProcessKind,
+    ProfileLayout,
     QuestionMode,
     ResumeRejectedError,
     RunContext,
@@ -50,6 +51,7 @@ from ._home import auth_source, config_overrides
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._mcp import mcp_overrides
 from ._process import AppServer, OutputRoute
+from ._profile import codex_layout
 from ._rpc import Closed, RpcError, ServerClosedError
 from ._session import TurnRunner
 
@@ -169,11 +171,15 @@ class Driver:
         env = dict(os.environ)
         env.update(self.config.env)
         env.update(self.config.secret_env)
-        env.update(inv.env)
         if self.config.codex_home:
             env["CODEX_HOME"] = os.path.abspath(self.config.codex_home)
+        env.update(inv.env)  # after codex_home: a profile= folder chosen for the Agent wins
         env.setdefault("NO_COLOR", "1")
         return env
+
+    def profile_layout(self) -> ProfileLayout:
+        """Where this driver's CLI keeps its profile, for ``profile=`` and skills (no process is started)."""
+        return codex_layout({**os.environ, **self.config.env}, self.config.codex_home)
 
     def _env(self, inv: Invocation) -> dict[str, str]:
         env = self._base_env(inv)

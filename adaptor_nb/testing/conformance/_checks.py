@@ -43,6 +43,7 @@ from adaptor_nb.driver import Boundary, Descriptor, MessageCapabilities
 from ._audit import _audit
 from ._cases import QUESTION_CHOICES, SCHEMA, STRUCTURED_VALUE, ModelRun
 from ._harness import _Harness, _same_text, _success
+from ._profile_check import check_skills_and_profiles
 from ._verdicts import _expect, _fail, _skip
 
 # --- checks: events and results -----------------------------------------------------------------------------
@@ -573,4 +574,5 @@ CHECKS: dict[str, CheckFn] = {
     "approval_denied": check_approval_denied,
     "checkpoints": check_checkpoints,
     "cancellation": check_cancellation,
+    "skills_profiles": check_skills_and_profiles,
 }
