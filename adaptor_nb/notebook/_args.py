@@ -33,6 +33,8 @@ class CellOptions:
     spawn: bool = False
     instructions: str | None = None
     quiet: bool = False
+    map: str | None = None
+    concurrency: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,15 @@ def _cell_parser() -> _Parser:
     p.add_argument("--spawn", action="store_true")
     p.add_argument("--instructions")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--map")
+    p.add_argument("--concurrency", type=_positive_int)
     return p
+
+
+def _positive_int(value: str) -> int:
+    from ._map import positive_int
+
+    return positive_int(value)
 
 
 def _split(line: str, prog: str) -> list[str]:
@@ -101,6 +111,9 @@ def parse_cell_line(line: str) -> CellOptions:
         raise OptionError(f"%%agent: --out must be a Python variable name, got {ns.out!r}")
     if ns.agent is not None and not ns.agent.isidentifier():
         raise OptionError(f"%%agent: --agent must name a variable that holds an Agent, got {ns.agent!r}")
+    from ._map import check_map_line
+
+    check_map_line(ns)
     return CellOptions(
         thread=ns.thread,
         agent=ns.agent,
@@ -113,6 +126,8 @@ def parse_cell_line(line: str) -> CellOptions:
         spawn=ns.spawn,
         instructions=ns.instructions,
         quiet=ns.quiet,
+        map=ns.map,
+        concurrency=ns.concurrency,
     )
 
 
