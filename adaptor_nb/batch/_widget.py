@@ -244,6 +244,8 @@ class BatchView(anywidget.AnyWidget):
     # -- updates ---------------------------------------------------------------------------------------------
 
     _notice = ""
+    _in_kernel = False
+    _final_shown = False
 
     def _flush(self) -> None:
         p = self.progress
@@ -292,6 +294,13 @@ class BatchView(anywidget.AnyWidget):
         await self._coalescer.drain()
         if self._handle is not None:
             self._handle.update(self.final_display())
+        elif self._in_kernel and not self._final_shown:
+            # headless runners (nbclient, nbval) get one static output, the same every time
+            import IPython.display
+
+            display: Any = IPython.display.display
+            display(self.final_display())
+            self._final_shown = True
 
     # -- display ---------------------------------------------------------------------------------------------
 
@@ -299,16 +308,17 @@ class BatchView(anywidget.AnyWidget):
         return self.rendered or bool(os.environ.get("JPY_SESSION_NAME"))
 
     def show(self) -> None:
-        """Display the view in the running cell's output (in a notebook kernel only)."""
-        from ._map import _in_kernel
+        """In a notebook kernel: display the live view now when a front end can show it, else the summary at the end."""
+        from ._map import _front_end, _in_kernel
 
         if not _in_kernel():
             return
-        import IPython.display
+        self._in_kernel = True
+        if _front_end():
+            import IPython.display
 
-        display: Any = IPython.display.display
-        shown = self if self.has_front_end() else _Static(self.static_bundle())
-        self._handle = display(shown, display_id=True)
+            display: Any = IPython.display.display
+            self._handle = display(self, display_id=True)
 
     def final_display(self) -> Any:
         """The view beside its static form, or the static form alone when no front end ever showed it."""
