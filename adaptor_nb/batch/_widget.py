@@ -18,7 +18,7 @@ from .._enums import ApprovalKind
 from .._errors import AdaptorError
 from ..notebook._coalesce import DEFAULT_RATE, Coalescer
 from ..notebook._model import RunState, now_ms
-from ..notebook._static import run_markdown
+from ..notebook._static import footer_line
 from ._progress import Progress
 from ._row import RowJob
 
@@ -353,8 +353,28 @@ class _Static:
 
 
 def _run_text(state: RunState) -> str:
-    live = {i["id"]: state.live_text(i["id"]) for i in state.items if not i.get("text")}
-    return run_markdown(dict(state.header), [dict(i) for i in state.items], live, [], dict(state.footer))
+    """One row's run as plain text (the front end shows it as a text node): header, items in order, footer."""
+    header, footer = dict(state.header), dict(state.footer)
+    lines = [f"{header.get('driver', '')} · {header.get('state', '')}"]
+    if header.get("error"):
+        lines.append(str(header["error"]))
+    for item in state.items:
+        kind = item.get("kind")
+        text = str(item.get("text") or state.live_text(item["id"]))
+        if kind == "text":
+            lines.append(("you: " if item.get("role") == "user" else "") + text)
+        elif kind == "tool":
+            lines.append(f"[{item.get('name') or 'tool'} · {item.get('state', '')}] {text}")
+            if item.get("result"):
+                lines.append(f"  -> {item['result']}")
+        elif kind == "approval":
+            lines.append(f"[approval] {item.get('title', '')} · {item.get('outcome') or item.get('state', '')}")
+        else:
+            lines.append(f"[{kind}] {text}")
+    end = footer_line(header, footer)
+    if end:
+        lines.append(end)
+    return "\n".join(lines)
 
 
 def summary_text(p: Progress) -> str:
