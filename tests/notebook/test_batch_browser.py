@@ -107,3 +107,9 @@ def test_counts_failures_approval_retry_and_a_rows_run(lab: Lab, page: Any) -> N
     detail.wait_for()
     assert "<b>never</b>" in detail.inner_text()
     screenshot(view, "batch-after-retry")
+
+    view.locator("input.anb-batch-which").fill("t3")  # any row opens, not only failed ones
+    view.locator("button.anb-batch-open-any").click()
+    view.locator(".anb-batch-dlabel", has_text="run of row t3").wait_for()
+    text = view.locator(".anb-batch-dtext").inner_text()
+    assert "[approval]" in text and "[Bash" in text and "done" in text

@@ -16,9 +16,28 @@ function render({ model, el }) {
   const approvals = h("div", "anb-batch-approvals");
   const fails = h("div", "anb-batch-failures");
   const detail = h("div", "anb-batch-detail");
-  root.append(head, bar, meter, notice, approvals, fails, detail);
+  const opener = h("div", "anb-batch-opener");
+  const which = h("input", "anb-batch-which");
+  which.placeholder = "row label";
+  const openBtn = h("button", "anb-batch-open-any", "open row");
+  openBtn.onclick = () => which.value.trim() && send({ type: "open", label: which.value.trim() });
+  opener.append(which, openBtn);
+  root.append(head, bar, meter, notice, approvals, fails, opener, detail);
   el.appendChild(root);
   const send = (msg) => model.send({ id: `b${++seq}`, ...msg });
+  let received = Date.now();
+  const meterText = () => {
+    const c = model.get("counts") || {};
+    const parts = [`${c.finished || 0}/${c.total || 0} rows`, `cost ${money(c.cost_usd)}`];
+    if (c.max_cost_usd !== null && c.max_cost_usd !== undefined) parts[1] += ` of ${money(c.max_cost_usd)}`;
+    parts.push(`${c.throughput || 0} rows/s`);
+    if (c.slowest) {
+      // the kernel sends the age at its last update; it keeps growing here between updates
+      const age = c.slowest.seconds + (Date.now() - received) / 1000;
+      parts.push(`slowest live row ${c.slowest.label} (${age.toFixed(1)} s)`);
+    }
+    meter.textContent = parts.join(" · ");
+  };
   const draw = () => {
     const c = model.get("counts") || {};
     const total = c.total || 0;
@@ -37,11 +56,7 @@ function render({ model, el }) {
       seg.style.width = total ? `${(100 * (c[k] || 0)) / total}%` : "0";
       bar.appendChild(seg);
     }
-    const parts = [`${c.finished || 0}/${total} rows`, `cost ${money(c.cost_usd)}`];
-    if (c.max_cost_usd !== null && c.max_cost_usd !== undefined) parts[1] += ` of ${money(c.max_cost_usd)}`;
-    parts.push(`${c.throughput || 0} rows/s`);
-    if (c.slowest) parts.push(`slowest live row ${c.slowest.label} (${c.slowest.seconds} s)`);
-    meter.textContent = parts.join(" · ");
+    meterText();
     const busy = model.get("busy");
     notice.textContent = busy ? `${busy}…` : model.get("notice") || "";
     approvals.replaceChildren();
@@ -87,8 +102,20 @@ function render({ model, el }) {
       detail.append(h("div", "anb-batch-dlabel", `run of row ${d.label}`), close, h("pre", "anb-batch-dtext", d.text));
     }
   };
-  for (const t of ["counts", "failures", "approvals_pending", "detail", "notice", "busy"]) model.on(`change:${t}`, draw);
+  const onCounts = () => {
+    received = Date.now();
+    draw();
+  };
+  const traits = ["failures", "approvals_pending", "detail", "notice", "busy"];
+  for (const t of traits) model.on(`change:${t}`, draw);
+  model.on("change:counts", onCounts);
   draw();
   model.send({ type: "rendered" });
+  const timer = setInterval(() => (model.get("counts") || {}).slowest && meterText(), 500);
+  return () => {
+    clearInterval(timer);
+    for (const t of traits) model.off(`change:${t}`, draw);
+    model.off("change:counts", onCounts);
+  };
 }
 export default { render };
