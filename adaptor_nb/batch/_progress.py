@@ -58,7 +58,7 @@ class Progress:
         """Put failed rows back in the queue (for a retry): they leave ``failed`` and ``failures``."""
         again = set(labels)
         self.failures = [(label, error) for label, error in self.failures if label not in again]
-        self.failed -= len(again)
+        self.failed -= len(labels)
         self._changed()
 
     def finish(self, label: object, out: RowOutcome, *, was_running: bool) -> None:

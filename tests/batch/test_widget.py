@@ -179,3 +179,14 @@ def test_a_bad_progress_value_is_refused_before_any_run() -> None:
     with pytest.raises(ConfigError) as info:
         map_rows(Agent(driver), _frame(["x"]), "{body}", Ticket, progress="fancy")
     assert info.value.option == "progress" and not driver.attempts
+
+
+async def test_updates_are_coalesced_like_the_run_views() -> None:
+    batch = map_rows(Agent(RowDriver()), _frame(["x"] * 100), "{body} {index}", Ticket, concurrency=8, progress="view")
+    changes: list[int] = []
+    batch.progress.listeners.append(lambda p: changes.append(p.finished))
+    view = batch.view
+    await batch
+    assert len(changes) == 200  # every admission and every finish
+    assert view.counts["finished"] == 100
+    assert view.sends < len(changes) / 2  # many changes rode along in one update
