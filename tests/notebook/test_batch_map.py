@@ -105,3 +105,28 @@ def test_retry_failed_rows_from_the_view_updates_the_bound_frame(kernel: Kernel)
     text = kernel.run_ok("print(list(labels['_status']), dict(driver.attempts))").text()
     assert "['ok', 'ok', 'failed']" in text
     assert "'fine': 1" in text and "'[transient:2] flaky': 3" in text
+
+
+def test_interrupt_cancels_the_batch_and_keeps_the_partial_frame(kernel: Kernel) -> None:
+    _setup(kernel, ["quick", "[gate] waits", "[gate] waits too"])
+    cell = kernel.start("%%agent --map tickets --agent agent --schema Ticket --out labels --concurrency 3\n{body}")
+    kernel.wait_for(
+        lambda: any(s["counts"].get("done") == 1 and s["counts"].get("running") == 2 for _, s in batch_views(kernel)),
+        "one row done and two waiting",
+    )
+    kernel.interrupt()
+    kernel.finish(cell)
+    assert cell.status == "error" and cell.reply is not None and cell.reply["ename"] == "KeyboardInterrupt"
+    text = kernel.run_ok("print(list(labels['_status']), len(agent.active), driver.live)").text()
+    assert "['ok', 'skipped', 'skipped'] 0 0" in text
+
+
+def test_with_no_front_end_approvals_get_the_policy_fallback_at_once(kernel: Kernel) -> None:
+    _setup(kernel, ["[tool:Bash] list", "plain", "plain too"])
+    kernel.run_ok("import os; os.environ['ADAPTOR_NB_LIVE_VIEW'] = '0'  # as under nbconvert or nbval")
+    # the agent's approval timeout is 300 s: the cell ends long before it, within the kernel helper's wait
+    ex = kernel.run("%%agent --map tickets --agent agent --schema Ticket --out labels\n{body}")
+    assert ex.status == "ok", ex.text()
+    assert ex.text().count("3/3 rows: 2 ok, 0 cached, 1 failed") == 1  # the one static summary
+    text = kernel.run_ok("print(list(labels['_status']), labels.loc['a', '_error'])").text()
+    assert "['failed', 'ok', 'ok']" in text and "no approver in a headless batch" in text
