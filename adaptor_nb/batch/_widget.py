@@ -17,7 +17,7 @@ import traitlets
 from .._enums import ApprovalKind
 from .._errors import AdaptorError
 from ..notebook._coalesce import DEFAULT_RATE, Coalescer
-from ..notebook._model import RunState, now_ms
+from ..notebook._model import TRAITS, RunState, now_ms
 from ..notebook._static import footer_line
 from ._progress import Progress
 from ._row import RowJob
@@ -97,6 +97,8 @@ class BatchView(anywidget.AnyWidget):
         self._tasks: set[asyncio.Future[Any]] = set()
         self._changed = asyncio.Event()
         self._handle: Any = None
+        self._slot: Any = None  # the output under the view where an opened row's run view goes
+        self.row_view: tuple[str, Any] | None = None  # (label, RunView) of the opened row
         self.rendered = False
         self.sends = 0
         self.on_msg(self._on_custom)
@@ -123,11 +125,16 @@ class BatchView(anywidget.AnyWidget):
             self._labels[stream.run_id] = job.label
             self._runs[str(job.label)] = state
 
+        label = str(job.label)
+
         async def consume() -> None:
             with contextlib.suppress(Exception):
                 async for event in stream.events():
                     with self._lock:
                         state.apply(event)
+                        opened = self.row_view
+                    if opened is not None and opened[0] == label and opened[1].state is state:
+                        opened[1]._coalescer.mark()
 
         self._spawn(consume())
 
@@ -232,7 +239,8 @@ class BatchView(anywidget.AnyWidget):
             await self.finish()
 
     def open_row(self, label: str) -> None:
-        """Show one row's run (its transcript as text) in the view's detail pane."""
+        """Open one row's run: its transcript as text in the detail pane and, under a live view, the row's own run
+        view (live while the row runs) in the output below the batch view."""
         with self._lock:
             state = self._runs.get(label)
             if state is None:
@@ -240,6 +248,25 @@ class BatchView(anywidget.AnyWidget):
                 return
             text = _run_text(state)
         self.detail = {"label": label, "text": text}
+        if self._slot is not None:
+            self._slot.update(self._open_view(label, state))
+
+    def _open_view(self, label: str, state: RunState) -> Any:
+        """A RunView over the row's recorded state (the view already folded its events)."""
+        from ..notebook._view import RunView
+
+        if self.row_view is not None:
+            if self.row_view[0] == label and self.row_view[1].state is state:
+                return self.row_view[1]
+            self.row_view[1].close_updates()
+        view = RunView(driver=self.driver, messaging=False, loop=self._loop)
+        with self._lock:
+            view._lock = self._lock  # one lock: the batch view's consumer folds events into this state
+            view._state = state
+            state.dirty.update(TRAITS)
+        view._flush()
+        self.row_view = (label, view)
+        return view
 
     # -- updates ---------------------------------------------------------------------------------------------
 
@@ -319,6 +346,7 @@ class BatchView(anywidget.AnyWidget):
 
             display: Any = IPython.display.display
             self._handle = display(self, display_id=True)
+            self._slot = display(_Static({"text/plain": ""}), display_id=True)
 
     def final_display(self) -> Any:
         """The view beside its static form, or the static form alone when no front end ever showed it."""

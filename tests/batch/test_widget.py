@@ -190,3 +190,32 @@ async def test_updates_are_coalesced_like_the_run_views() -> None:
     assert len(changes) == 200  # every admission and every finish
     assert view.counts["finished"] == 100
     assert view.sends < len(changes) / 2  # many changes rode along in one update
+
+
+class DisplaySlot:
+    """Stands in for IPython's DisplayHandle of the output under the batch view: keeps what it was updated with."""
+
+    def __init__(self) -> None:
+        self.shown: list[Any] = []
+
+    def update(self, obj: Any) -> None:
+        self.shown.append(obj)
+
+
+async def test_an_opened_running_row_gets_a_run_view_that_follows_it_live() -> None:
+    from adaptor_nb.notebook import RunView
+
+    driver = RowDriver()
+    batch = map_rows(Agent(driver), _frame(["[gate] slow"]), "{body}", Ticket, progress="view")
+    view = batch.view
+    view._slot = DisplaySlot()
+    await view.until(lambda v: v.counts.get("running") == 1)
+    click(view, type="open", label="t0")
+    (row_view,) = view._slot.shown
+    assert isinstance(row_view, RunView) and row_view.header["note"] == "row 't0'"
+    assert row_view.header["state"] != "done"
+    driver.open_gates()
+    await batch
+    await row_view.until(lambda v: v.header["state"] == "done")
+    click(view, type="open", label="t0")  # the same row again: the same view
+    assert view._slot.shown == [row_view, row_view]

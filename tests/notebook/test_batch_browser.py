@@ -106,6 +106,11 @@ def test_counts_failures_approval_retry_and_a_rows_run(lab: Lab, page: Any) -> N
     detail = view.locator(".anb-batch-dtext")
     detail.wait_for()
     assert "<b>never</b>" in detail.inner_text()
+    row_view = page.locator(".anb").first  # the row's own run view, under the batch view
+    row_view.locator(".anb-state.anb-failed").wait_for()
+    assert "row 't2'" in row_view.locator(".anb-note").inner_text()
+    assert "<b>never</b>" in row_view.locator(".anb-failure").inner_text()
+    screenshot(row_view, "batch-row-run-view")
     screenshot(view, "batch-after-retry")
 
     view.locator("input.anb-batch-which").fill("t3")  # any row opens, not only failed ones

@@ -52,6 +52,17 @@ def test_map_runs_the_template_per_row_and_binds_the_frame(kernel: Kernel) -> No
     assert views[0][1]["failures"] == [{"label": "c", "error": "agent_error: no"}]
     assert "labels_batch" in kernel.run_ok("print([n for n in dir() if n.endswith('_batch')])").text()
 
+    # a click on a row opens that row's own run view in the output under the batch view
+    assert kernel.run_views() == []
+    kernel.send_custom(views[0][0], {"type": "open", "label": "c"})
+    comm, state = kernel.wait_for(
+        lambda: kernel.run_views() and kernel.last_view()[1]["header"].get("note") and kernel.last_view(),
+        "the row's run view",
+    )
+    assert state["header"]["note"] == "row 'c'" and state["header"]["state"] == "failed"
+    assert "no" in state["header"]["error"]
+    assert kernel.widgets[views[0][0]]["detail"]["label"] == "c"
+
 
 def test_bad_names_are_usage_errors_before_any_run(kernel: Kernel) -> None:
     _setup(kernel, ["x", "y", "z"])
