@@ -55,7 +55,7 @@ def test_map_runs_the_template_per_row_and_binds_the_frame(kernel: Kernel) -> No
     # a click on a row opens that row's own run view in the output under the batch view
     assert kernel.run_views() == []
     kernel.send_custom(views[0][0], {"type": "open", "label": "c"})
-    comm, state = kernel.wait_for(
+    _, state = kernel.wait_for(
         lambda: kernel.run_views() and kernel.last_view()[1]["header"].get("note") and kernel.last_view(),
         "the row's run view",
     )
