@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigError, RunError
 from ._cache import RowCache, cache_key, cache_path
 from ._executor import Executor, InKernelExecutor, RowSettings
+from ._kernel import front_end, in_kernel
 from ._progress import Progress, TerminalLine
 from ._render import render, row_namespace
 from ._row import FAILED, RowJob, RowOutcome
@@ -218,11 +219,11 @@ def map_rows(
         )
     run_with = executor if executor is not None else InKernelExecutor()
     view = None
-    if progress == "view" or (progress is True and _in_kernel()):
+    if progress == "view" or (progress is True and in_kernel()):
         from ._widget import BatchView
 
         view = BatchView(driver=agent.driver.name, total=len(jobs), max_cost_usd=max_cost_usd)
-    interactive = view is not None and (progress == "view" or _front_end())
+    interactive = view is not None and (progress == "view" or front_end())
     opts = dict(options or {})
     if "on_approval" not in opts:
         if view is not None and interactive and isinstance(run_with, InKernelExecutor):
@@ -386,30 +387,6 @@ def map_rows(
     if view is not None:
         view.show()
     return batch
-
-
-def _kernel_shell() -> Any:
-    """The IPython shell of a notebook kernel, or None (plain Python, a terminal IPython)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
-
-
-def _in_kernel() -> bool:
-    return _kernel_shell() is not None
-
-
-def _front_end() -> bool:
-    """True inside a notebook kernel whose front end shows live widgets (so a click can answer an approval)."""
-    shell = _kernel_shell()
-    if shell is None:
-        return False
-    from ..notebook._runner import front_end
-
-    return front_end(shell)
 
 
 def map_rows_sync(

@@ -336,12 +336,12 @@ class BatchView(anywidget.AnyWidget):
 
     def show(self) -> None:
         """In a notebook kernel: display the live view now when a front end can show it, else the summary at the end."""
-        from ._map import _front_end, _in_kernel
+        from ._kernel import front_end, in_kernel
 
-        if not _in_kernel():
+        if not in_kernel():
             return
         self._in_kernel = True
-        if _front_end():
+        if front_end():
             import IPython.display
 
             display: Any = IPython.display.display

@@ -88,9 +88,13 @@ def _cell_parser() -> _Parser:
 
 
 def _positive_int(value: str) -> int:
-    from ._map import positive_int
-
-    return positive_int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return number
 
 
 def _split(line: str, prog: str) -> list[str]:
@@ -111,9 +115,12 @@ def parse_cell_line(line: str) -> CellOptions:
         raise OptionError(f"%%agent: --out must be a Python variable name, got {ns.out!r}")
     if ns.agent is not None and not ns.agent.isidentifier():
         raise OptionError(f"%%agent: --agent must name a variable that holds an Agent, got {ns.agent!r}")
-    from ._map import check_map_line
-
-    check_map_line(ns)
+    if ns.map is None and ns.concurrency is not None:
+        raise OptionError("%%agent: --concurrency only applies with --map DF")
+    if ns.map is not None and not ns.map.isidentifier():
+        raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
+    if ns.map is not None and ns.spawn:
+        raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
     return CellOptions(
         thread=ns.thread,
         agent=ns.agent,

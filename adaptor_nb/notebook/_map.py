@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
@@ -16,29 +16,6 @@ if TYPE_CHECKING:
 CANCEL_GRACE = 10.0
 TICK = 0.2
 """How often the waiting cell wakes up, so Kernel > Interrupt is seen promptly."""
-
-
-def positive_int(value: str) -> int:
-    """argparse type for ``--concurrency``."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
-    return number
-
-
-def check_map_line(ns: argparse.Namespace) -> None:
-    """The option-line rules of ``--map`` (names only; the namespace is checked in ``run_map``)."""
-    if ns.map is None:
-        if ns.concurrency is not None:
-            raise OptionError("%%agent: --concurrency only applies with --map DF")
-        return
-    if not ns.map.isidentifier():
-        raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
-    if ns.spawn:
-        raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
 
 
 def map_frame(opts: CellOptions, namespace: dict[str, Any]) -> Any:
@@ -56,15 +33,14 @@ def map_frame(opts: CellOptions, namespace: dict[str, Any]) -> Any:
     return value
 
 
-def map_schema(opts: CellOptions, namespace: dict[str, Any]) -> Any:
-    """The ``--schema`` of a mapped cell: a pydantic model class (one row, one value), or None."""
+def map_schema(opts: CellOptions, namespace: dict[str, Any], resolve: Callable[[str, dict[str, Any]], Any]) -> Any:
+    """The ``--schema`` of a mapped cell (evaluated by ``resolve``, the cell's schema rules): a pydantic model class
+    (one row, one value), or None."""
     if not opts.schema:
         return None
     from pydantic import BaseModel
 
-    from ._runner import resolve_schema
-
-    value = resolve_schema(opts.schema, namespace)
+    value = resolve(opts.schema, namespace)
     if not (isinstance(value, type) and issubclass(value, BaseModel)):
         raise OptionError(
             f"%%agent: --schema {opts.schema} must be a pydantic model class with --map (each row gives one value), "
@@ -73,12 +49,18 @@ def map_schema(opts: CellOptions, namespace: dict[str, Any]) -> Any:
     return value
 
 
-async def run_map(session: NotebookSession, opts: CellOptions, body: str, namespace: dict[str, Any]) -> None:
+async def run_map(
+    session: NotebookSession,
+    opts: CellOptions,
+    body: str,
+    namespace: dict[str, Any],
+    resolve_schema: Callable[[str, dict[str, Any]], Any],
+) -> None:
     """Run one ``%%agent --map`` cell; binds the result frame to ``--out`` and the Batch to ``<out>_batch``."""
     from ..batch import map_rows
 
     frame = map_frame(opts, namespace)
-    schema = map_schema(opts, namespace)
+    schema = map_schema(opts, namespace, resolve_schema)
     template = body.strip()
     if not template:
         raise OptionError("%%agent: the cell body is the prompt template, and it is empty")
@@ -111,8 +93,6 @@ async def run_map(session: NotebookSession, opts: CellOptions, body: str, namesp
 
 async def _wait(batch: Any) -> Any:
     """Await the batch; on Kernel > Interrupt cancel it, keep the partial frame and raise KeyboardInterrupt."""
-    from ._runner import _short
-
     waiter = asyncio.ensure_future(batch._result())
     try:
         while not waiter.done():
@@ -127,5 +107,12 @@ async def _wait(batch: Any) -> Any:
             await asyncio.wait_for(asyncio.shield(waiter), CANCEL_GRACE)
         except BaseException:
             waiter.cancel()
-        raise _short(KeyboardInterrupt("the %%agent --map batch was cancelled; the partial frame is kept")) from None
+        raise _one_line(KeyboardInterrupt("the %%agent --map batch was cancelled; the partial frame is kept")) from None
     return waiter.result()
+
+
+def _one_line(err: BaseException) -> BaseException:
+    """Make IPython show ``err`` as one line instead of the awaiting machinery's frames."""
+    line = f"\x1b[0;31m{type(err).__name__}\x1b[0m: {err}"
+    err._render_traceback_ = lambda: [line]  # type: ignore[attr-defined]
+    return err

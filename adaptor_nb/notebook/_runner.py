@@ -190,7 +190,7 @@ async def run_cell(line: str, body: str) -> None:
         if opts.map is not None:
             from ._map import run_map
 
-            return await run_map(session, opts, body, namespace)
+            return await run_map(session, opts, body, namespace, resolve_schema)
         prompt = interpolate(body, namespace).strip()
         if not prompt:
             raise OptionError("%%agent: the cell body is the prompt, and it is empty")
