@@ -197,7 +197,8 @@ class BatchView(anywidget.AnyWidget):
         elif kind == "retry":
             self._on_loop(self._click_retry)
         elif kind == "open":
-            self.open_row(str(content.get("label", "")))
+            label = str(content.get("label", ""))
+            self._on_loop(lambda: self.open_row(label))
         elif kind == "rendered":
             self.rendered = True
 
