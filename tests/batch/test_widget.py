@@ -219,3 +219,22 @@ async def test_an_opened_running_row_gets_a_run_view_that_follows_it_live() -> N
     await row_view.until(lambda v: v.header["state"] == "done")
     click(view, type="open", label="t0")  # the same row again: the same view
     assert view._slot.shown == [row_view, row_view]
+
+
+async def test_the_cost_meter_and_a_cost_stop_show_in_the_view() -> None:
+    df = _frame([f"[cost:400] row {i}" for i in range(6)])
+    batch = map_rows(Agent(RowDriver()), df, "{body}", Ticket, concurrency=1, max_cost_usd=1.0, progress="view")
+    out = await batch
+    c = batch.view.counts
+    assert c["max_cost_usd"] == 1.0 and c["cost_usd"] == pytest.approx(1.2)
+    assert (c["done"], c["skipped"]) == (3, 3) and list(out["_status"]).count("skipped") == 3
+
+
+async def test_the_widget_bundle_carries_the_static_summary_for_saved_notebooks() -> None:
+    batch = map_rows(Agent(RowDriver()), _frame(["[fail:<script>x</script>]"]), "{body}", Ticket, progress="view")
+    await batch
+    bundle = batch.view._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "1/1 rows: 0 ok, 0 cached, 1 failed" in data["text/plain"]
+    assert "&lt;script&gt;x&lt;/script&gt;" in data["text/html"] and "<script>" not in data["text/html"]
