@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import RunError
@@ -40,8 +41,13 @@ async def run_row(
     timeout: float | None = None,
     backoff: float = 0.5,
     options: dict[str, Any] | None = None,
+    on_stream: Callable[[RowJob, Any], None] | None = None,
 ) -> RowOutcome:
-    """Run ``job`` to an outcome; never raises except for cancellation."""
+    """Run ``job`` to an outcome; never raises except for cancellation.
+
+    ``on_stream(job, stream)`` is called with each attempt's Stream as it starts (the progress view watches rows
+    through it).
+    """
     from pydantic import ValidationError
 
     out = RowOutcome(FAILED)
@@ -57,6 +63,8 @@ async def run_row(
             try:
                 sender = agent.thread(job.thread) if job.thread else agent
                 stream = sender.send(job.prompt, **opts)
+                if on_stream is not None:
+                    on_stream(job, stream)
                 try:
                     result = await stream
                 except asyncio.CancelledError:

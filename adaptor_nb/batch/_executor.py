@@ -40,6 +40,8 @@ class InKernelExecutor:
     def __init__(self) -> None:
         self._agent: Agent | None = None
         self._settings = RowSettings(schema=None)
+        self.on_stream: Callable[[RowJob, Any], None] | None = None
+        """Called with each row attempt's Stream as it starts (set by the progress view)."""
 
     async def open(self, agent: Agent | None, factory: Callable[[], Agent] | None, settings: RowSettings) -> None:
         if agent is None:
@@ -51,7 +53,14 @@ class InKernelExecutor:
         assert self._agent is not None, "open() first"
         s = self._settings
         return await run_row(
-            self._agent, job, s.schema, retries=s.retries, timeout=s.timeout, backoff=s.backoff, options=s.options
+            self._agent,
+            job,
+            s.schema,
+            retries=s.retries,
+            timeout=s.timeout,
+            backoff=s.backoff,
+            options=s.options,
+            on_stream=self.on_stream,
         )
 
     async def close(self) -> None:

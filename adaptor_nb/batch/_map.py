@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigError, RunError
 from ._cache import RowCache, cache_key, cache_path
 from ._executor import Executor, InKernelExecutor, RowSettings
+from ._kernel import front_end, in_kernel
 from ._progress import Progress, TerminalLine
 from ._render import render, row_namespace
 from ._row import FAILED, RowJob, RowOutcome
@@ -75,7 +77,11 @@ def _resolve_runner(runner: Any) -> tuple[Agent, Callable[[], Agent] | None, boo
 
 
 class Batch:
-    """A running ``map_rows`` batch: await it for the frame; ``cancel()`` stops admission and live runs."""
+    """A running ``map_rows`` batch: await it for the frame; ``cancel()`` stops admission and live runs.
+
+    ``retry_failed()`` re-runs the failed rows (after the batch ended) and rebuilds ``frame``; ``view`` is the
+    progress widget when the batch shows one.
+    """
 
     def __init__(self, work: Callable[[Batch], Any], total: int) -> None:
         self.progress = Progress(total=total)
@@ -84,6 +90,9 @@ class Batch:
         self._cancelled = asyncio.Event() if _loop_running() else None
         self.cancel_reason = ""
         self.frame: pandas.DataFrame | None = None
+        self.view: Any = None
+        self._retry: Callable[[], Any] | None = None
+        self.on_frame: list[Callable[[pandas.DataFrame], None]] = []
         if _loop_running():
             self._start()
 
@@ -108,6 +117,25 @@ class Batch:
     async def wait_cancelled(self) -> None:
         assert self._cancelled is not None
         await self._cancelled.wait()
+
+    def _rearm(self) -> None:
+        """Forget an earlier cancel, so a retry admits rows again."""
+        self._cancelled = asyncio.Event()
+        self.cancel_reason = ""
+
+    async def retry_failed(self) -> pandas.DataFrame:
+        """Run the failed rows again (new runs, same settings), update ``frame`` in place of the old rows, return it.
+
+        Call it once the batch has ended; the progress counts (and the view) follow the re-run.
+        """
+        if self._task is None or not self._task.done():
+            raise RuntimeError("retry_failed() needs a finished batch: await it first")
+        assert self._retry is not None
+        frame: pandas.DataFrame = await self._retry()
+        self.frame = frame
+        for listener in list(self.on_frame):
+            listener(frame)
+        return frame
 
     def __await__(self) -> Generator[Any, None, pandas.DataFrame]:
         return self._result().__await__()
@@ -138,6 +166,9 @@ def _loop_running() -> bool:
     return True
 
 
+PROGRESS = (True, False, "view", "terminal")
+
+
 def map_rows(
     runner: Any,
     df: pandas.DataFrame,
@@ -153,7 +184,7 @@ def map_rows(
     max_cost_usd: float | None = None,
     on_error: str = "keep",
     executor: Executor | None = None,
-    progress: bool = True,
+    progress: bool | str = True,
     backoff: float = 0.5,
     options: dict[str, Any] | None = None,
     approve_tools: tuple[str, ...] | list[str] | set[str] = (),
@@ -162,11 +193,16 @@ def map_rows(
 
     Returns a :class:`Batch` at once; ``await`` it for a DataFrame with ``df``'s index, one column per ``schema``
     field and the ``_status`` / ``_error`` / ``_cost_usd`` / ... accounting columns. Invalid options raise
-    ``ConfigError`` (naming the option) before any run starts. Without an ``on_approval`` handler in ``options``,
-    approval requests are denied at once (the policy's ``on_reject`` fallback applies) except for tools named in
-    ``approve_tools``.
+    ``ConfigError`` (naming the option) before any run starts.
+
+    ``progress=True`` shows the live progress view in a notebook with a front end and a terminal line elsewhere;
+    ``"view"`` / ``"terminal"`` pick one; ``False`` shows nothing. With the view (in-kernel rows), approval requests
+    wait in it for a click; otherwise, without an ``on_approval`` handler in ``options``, they are denied at once
+    (the policy's ``on_reject`` fallback applies), except for tools named in ``approve_tools``.
     """
     _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error)
+    if not any(progress is p or (isinstance(p, str) and progress == p) for p in PROGRESS):
+        raise ConfigError(f"progress must be True, False, 'view' or 'terminal', got {progress!r}", option="progress")
     agent, factory, owned = _resolve_runner(runner)
     batch_id = uuid.uuid4().hex[:12]
     jobs: list[RowJob] = []
@@ -181,11 +217,23 @@ def map_rows(
                 workspace=render(workspace, ns) if workspace else None,
             )
         )
+    run_with = executor if executor is not None else InKernelExecutor()
+    view = None
+    if progress == "view" or (progress is True and in_kernel()):
+        from ._widget import BatchView
+
+        view = BatchView(driver=agent.driver.name, total=len(jobs), max_cost_usd=max_cost_usd)
+    interactive = view is not None and (progress == "view" or front_end())
     opts = dict(options or {})
     if "on_approval" not in opts:
-        from ._approvals import HeadlessApprovals
+        if view is not None and interactive and isinstance(run_with, InKernelExecutor):
+            opts["on_approval"] = view.approvals(approve_tools)
+        else:
+            from ._approvals import HeadlessApprovals
 
-        opts["on_approval"] = HeadlessApprovals(approve_tools)
+            opts["on_approval"] = HeadlessApprovals(approve_tools)
+    if view is not None and isinstance(run_with, InKernelExecutor):
+        run_with.on_stream = view.watch
     settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
     path = cache_path(cache)
     json_schema = schema.model_json_schema() if schema is not None else None
@@ -195,36 +243,32 @@ def map_rows(
         str(opts.get("model") or agent.settings.run.model),
         str(agent.settings.run.workspace),
     )
-    run_with = executor if executor is not None else InKernelExecutor()
     if getattr(run_with, "needs_factory", False):
         from ._dask import check_remote
 
         check_remote(factory, settings)
+    keys = [
+        cache_key(
+            prompt=j.prompt,
+            schema=json_schema,
+            driver=identity[0],
+            fingerprint=identity[1],
+            model=identity[2],
+            workspace=j.workspace or identity[3],
+        )
+        for j in jobs
+    ]
+    outcomes: list[RowOutcome | None] = [None] * len(jobs)
+    fresh = [agent]  # the Agent the next round of rows uses; a factory's Agent is rebuilt for a retry
 
-    async def work(batch: Batch) -> pandas.DataFrame:
-        from ._frame import build_frame
-
-        if progress:
-            batch.progress.listeners.append(TerminalLine())
+    async def run_jobs(batch: Batch, positions: list[int], round_jobs: list[RowJob]) -> list[str]:
+        """Run ``round_jobs`` (at ``positions``) into ``outcomes``; returns the failures when on_error='raise'."""
         store = RowCache(path) if path is not None else None
-        outcomes: list[RowOutcome | None] = [None] * len(jobs)
-        keys = [
-            cache_key(
-                prompt=j.prompt,
-                schema=json_schema,
-                driver=identity[0],
-                fingerprint=identity[1],
-                model=identity[2],
-                workspace=j.workspace or identity[3],
-            )
-            for j in jobs
-        ]
         sem = asyncio.Semaphore(concurrency)
         live: set[asyncio.Task[None]] = set()
         failed_hard: list[str] = []
 
-        async def one(i: int) -> None:
-            job = jobs[i]
+        async def one(i: int, job: RowJob) -> None:
             out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
             try:
                 out = await run_with.run(job)
@@ -244,7 +288,7 @@ def map_rows(
                 batch.cancel("a row failed and on_error='raise'")
 
         async def admit() -> None:
-            for i, job in enumerate(jobs):
+            for i, job in zip(positions, round_jobs, strict=True):
                 if store is not None:
                     hit = store.get(keys[i])
                     if hit is not None:
@@ -261,12 +305,13 @@ def map_rows(
                         f"cost limit: ${batch.progress.cost_usd:.4f} spent of max_cost_usd=${max_cost_usd}"
                     )
                     return
-                batch.progress.admit()
-                task = asyncio.ensure_future(one(i))
+                batch.progress.admit(job.label)
+                task = asyncio.ensure_future(one(i, job))
                 live.add(task)
                 task.add_done_callback(live.discard)
 
-        await run_with.open(agent, factory, settings)
+        current = fresh.pop() if fresh else runner()
+        await run_with.open(current, factory, settings)
         try:
             admission = asyncio.ensure_future(admit())
             stop = asyncio.ensure_future(batch.wait_cancelled())
@@ -283,22 +328,65 @@ def map_rows(
         finally:
             await run_with.close()
             if owned:
-                await agent.close()
+                await current.close()
+            else:
+                fresh.append(current)
             if store is not None:
                 store.close()
         reason = batch.cancel_reason or "not admitted"
-        for i, job in enumerate(jobs):
+        for i, job in zip(positions, round_jobs, strict=True):
             if outcomes[i] is None:
                 out = RowOutcome.skipped(reason)
                 outcomes[i] = out
                 batch.progress.finish(job.label, out, was_running=False)
-        frame = build_frame(df.index, [o for o in outcomes if o is not None], schema)
-        batch.frame = frame
+        return failed_hard
+
+    def frame_now() -> pandas.DataFrame:
+        from ._frame import build_frame
+
+        return build_frame(df.index, [o for o in outcomes if o is not None], schema)
+
+    async def work(batch: Batch) -> pandas.DataFrame:
+        if (progress is True and view is None) or progress == "terminal":
+            batch.progress.listeners.append(TerminalLine())
+        if view is not None:
+            view.follow(batch)
+        try:
+            failed_hard = await run_jobs(batch, list(range(len(jobs))), jobs)
+            frame = frame_now()
+            batch.frame = frame
+        finally:
+            if view is not None:
+                await view.finish()
         if failed_hard:
             raise BatchFailed("; ".join(failed_hard), frame)
         return frame
 
-    return Batch(work, total=len(jobs))
+    rounds = [0]
+
+    async def retry(batch: Batch) -> pandas.DataFrame:
+        positions = [i for i, o in enumerate(outcomes) if o is not None and o.status == FAILED]
+        if not positions:
+            return frame_now()
+        rounds[0] += 1
+        again = [dataclasses.replace(jobs[i], key=f"{jobs[i].key}-retry{rounds[0]}") for i in positions]
+        batch.progress.reopen([j.label for j in again])
+        for i in positions:
+            outcomes[i] = None
+        batch._rearm()
+        try:
+            await run_jobs(batch, positions, again)
+        finally:
+            if view is not None:
+                await view.finish()
+        return frame_now()
+
+    batch = Batch(work, total=len(jobs))
+    batch._retry = lambda: retry(batch)
+    batch.view = view
+    if view is not None:
+        view.show()
+    return batch
 
 
 def map_rows_sync(

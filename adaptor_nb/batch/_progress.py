@@ -24,6 +24,7 @@ class Progress:
     cost_usd: float = 0.0
     started: float = field(default_factory=time.monotonic)
     failures: list[tuple[object, str]] = field(default_factory=list)
+    live: dict[object, float] = field(default_factory=dict)
     listeners: list[Callable[[Progress], None]] = field(default_factory=list)
 
     @property
@@ -40,13 +41,30 @@ class Progress:
         elapsed = time.monotonic() - self.started
         return self.finished / elapsed if elapsed > 0 else 0.0
 
-    def admit(self) -> None:
+    def slowest(self) -> tuple[object, float] | None:
+        """The live row that has run longest, with its seconds so far (None when no row runs)."""
+        if not self.live:
+            return None
+        label, since = min(self.live.items(), key=lambda kv: kv[1])
+        return label, time.monotonic() - since
+
+    def admit(self, label: object = None) -> None:
         self.running += 1
+        if label is not None:
+            self.live[label] = time.monotonic()
+        self._changed()
+
+    def reopen(self, labels: list[object]) -> None:
+        """Put failed rows back in the queue (for a retry): they leave ``failed`` and ``failures``."""
+        again = set(labels)
+        self.failures = [(label, error) for label, error in self.failures if label not in again]
+        self.failed -= len(labels)
         self._changed()
 
     def finish(self, label: object, out: RowOutcome, *, was_running: bool) -> None:
         if was_running:
             self.running -= 1
+            self.live.pop(label, None)
         if out.status == OK:
             self.done += 1
         elif out.status == CACHED:

@@ -34,6 +34,8 @@ class CellOptions:
     instructions: str | None = None
     quiet: bool = False
     skills: tuple[str, ...] = ()
+    map: str | None = None
+    concurrency: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,19 @@ def _cell_parser() -> _Parser:
     p.add_argument("--instructions")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--skill", action="append", default=[])  # a skill key or path, repeatable
+    p.add_argument("--map")
+    p.add_argument("--concurrency", type=_positive_int)
     return p
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return number
 
 
 def _split(line: str, prog: str) -> list[str]:
@@ -103,6 +117,12 @@ def parse_cell_line(line: str) -> CellOptions:
         raise OptionError(f"%%agent: --out must be a Python variable name, got {ns.out!r}")
     if ns.agent is not None and not ns.agent.isidentifier():
         raise OptionError(f"%%agent: --agent must name a variable that holds an Agent, got {ns.agent!r}")
+    if ns.map is None and ns.concurrency is not None:
+        raise OptionError("%%agent: --concurrency only applies with --map DF")
+    if ns.map is not None and not ns.map.isidentifier():
+        raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
+    if ns.map is not None and ns.spawn:
+        raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
     return CellOptions(
         thread=ns.thread,
         agent=ns.agent,
@@ -116,6 +136,8 @@ def parse_cell_line(line: str) -> CellOptions:
         instructions=ns.instructions,
         quiet=ns.quiet,
         skills=tuple(ns.skill),
+        map=ns.map,
+        concurrency=ns.concurrency,
     )
 
 

@@ -35,6 +35,10 @@ Options:
   --instructions TEXT   extra instructions for this run
   --quiet               show no view (the outcome still goes to --out; failures still raise)
   --skill KEY_OR_PATH   a skill for this run: a skill folder, a .zip/.tar/.tgz archive, or a key (repeatable)
+  --map DF              run the body once per row of the DataFrame DF ({column} inserts the row's value,
+                        {index} its label); --out gets the result frame (one column per --schema field, then
+                        _status, _error, _cost_usd, ...), VAR_batch the batch (retry_failed(), progress)
+  --concurrency N       with --map: at most N rows run at once (default 4)
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded

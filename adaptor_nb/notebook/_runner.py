@@ -197,6 +197,10 @@ async def run_cell(line: str, body: str) -> None:
     namespace = shell.user_ns
     try:
         opts = parse_cell_line(_expand(shell, line))
+        if opts.map is not None:
+            from ._map import run_map
+
+            return await run_map(session, opts, body, namespace, resolve_schema)
         prompt = interpolate(body, namespace).strip()
         if not prompt:
             raise OptionError("%%agent: the cell body is the prompt, and it is empty")
