@@ -13,6 +13,7 @@ from .._errors import (
 from .._policy import Policy, validate_policy
 from ..driver._spi import Descriptor
 from ._options import AgentSettings, RunSettings
+from ._workspace import check_managers
 
 
 def check_policy(policy: Policy, desc: Descriptor) -> None:
@@ -48,11 +49,12 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
 
 
 # Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
-_NOT_CARRIED = ("tools", "profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+_NOT_CARRIED = ("tools", "profile", "skill_provider", "skill_materializer")
 
 
 def check_construction(agent: AgentSettings) -> None:
     """Raise a ConfigError naming the first construction-only option that has no implementation yet."""
+    check_managers(agent)
     for name in _NOT_CARRIED:
         value = getattr(agent, name)
         if value is not None and value != ():
@@ -76,5 +78,3 @@ def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) ->
         raise SkillMaterializationFailedError(f"{unsupported('skills')} (asked for: {keys})", option="skills")
     if run.profile_resources is not None:
         raise ConfigError(unsupported("profile_resources"), option="profile_resources")
-    if run.workspace_spec is not None:
-        raise ConfigError(unsupported("workspace_spec"), option="workspace_spec")

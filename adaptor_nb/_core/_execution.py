@@ -56,6 +56,7 @@ from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
 from ._services import RunServices
 from ._slots import ProcessSlots
+from ._workspace import RunProvision, check_provisioning, finish_provision
 
 STDERR_TAIL = 4000
 
@@ -118,6 +119,7 @@ class Execution:
         )
         self.ctx: RunContextImpl | None = None
         self.run_services = RunServices(settings.run_services, self.run_id, self.broker)
+        self.provision = RunProvision(host.agent_settings, self.run_id, self.thread_key, self.notice)
         self._config_error = config_error
         self._driver_task: asyncio.Task[DriverOutcome] | None = None
         self._cancel_cause = ""
@@ -212,6 +214,9 @@ class Execution:
         )
         self.queue.on_delivered = self.ctx.message_delivered
         self._check_cancelled()
+        check_provisioning(self._host.agent_settings, s)
+        s = self.settings = await self.provision.prepare(s, self.desc.name, getattr(self.driver, "config", None))
+        check_mcp(s.mcp, self.desc)
         if self.binding is not None:
             self.plan = await self.binding.begin(self.run_id, s, self.notice)
             self.queue.set_receipts(self.plan.receipts)
@@ -336,6 +341,7 @@ class Execution:
             slot=slot,
             max_turns=self.max_turns,
             mcp=s.mcp,
+            env=dict(self.provision.env),
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
@@ -538,6 +544,8 @@ class Execution:
             joined = await self._detach_services(result, error)
             if joined is not error:
                 error, result = joined, None
+        if self.provision.active:
+            result, error = await finish_provision(self.provision, result, error)
         if self.binding is not None and self.plan is not None:
             try:
                 await self.binding.finish(

@@ -147,7 +147,6 @@ async def test_async_with_closes_the_agent() -> None:
         ("send", "skills", ["lint"]),
         ("agent", "skills", ["lint"]),
         ("send", "profile_resources", object()),
-        ("send", "workspace_spec", object()),
     ],
 )
 async def test_resources_nothing_can_use_yet_fail_before_launch_instead_of_being_ignored(

@@ -34,6 +34,9 @@ EXPECTED_PUBLIC = {
     "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
     "RunAttachment", "RunEventSource", "RunServiceProvider", "EnvironmentReport", "EnvironmentStatus",
     "map_rows", "map_rows_sync",
+    "DriverManagedWorkspace", "GitWorktreeWorkspace", "GitWorktrees", "SharedWorkspace", "WorkspaceError",
+    "WorkspaceLease", "WorkspaceManager", "WorkspaceReleaseMode", "WorkspaceRequest",
+    "LocalServices", "ServiceManager", "ServiceRef", "ServiceRequest", "ServiceSpec",
 }  # fmt: skip
 
 
