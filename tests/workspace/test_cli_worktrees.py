@@ -7,12 +7,10 @@ import asyncio
 import hashlib
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _support import require_cli
 
 from adaptor_nb import (
     Agent,
@@ -24,27 +22,15 @@ from adaptor_nb import (
     ServiceSpec,
     approve_all,
 )
-from adaptor_nb.drivers import claude, codex
-from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
 from adaptor_nb.testing._openai import Reply
 
+from .clis import bash, claude_driver, codex_driver, untracked
 from .gitrepo import status, worktrees
 
 SERVICE = str(Path(__file__).parent.parent / "services" / "http_service.py")
 SECRET = "svc-secret-in-cli-env-41c7"
-QUIET = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_MAX_RETRIES": "0",
-}
-
-
-def bash(command: str) -> str:
-    return f"[[tool Bash {json.dumps({'command': command, 'description': 'write a file'})}]]"
 
 
 def token_service() -> ServiceSpec:
@@ -54,53 +40,6 @@ def token_service() -> ServiceSpec:
         ready_line="service ready",
         secret_env={"SERVICE_TOKEN": SECRET},
         client_env={"TOKENS_URL": "http://{endpoint}/"},
-    )
-
-
-def untracked(path: str) -> list[str]:
-    return sorted(line[3:] for line in status(path) if line.startswith("??"))
-
-
-@pytest.fixture
-def anthropic() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        yield server
-
-
-@pytest.fixture
-async def openai() -> AsyncIterator[FakeOpenAIServer]:
-    async with FakeOpenAIServer() as server:
-        yield server
-
-
-def claude_driver(server: FakeAnthropicServer, home: Path) -> claude.Driver:
-    cli = require_cli("claude", "run `bash scripts/setup.sh`")
-    return claude.Driver(
-        claude.Config(
-            command=[cli],
-            env={"HOME": str(home), "ANTHROPIC_BASE_URL": server.url, **QUIET},
-            secret_env={"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"},
-            bare=True,
-            startup_timeout=30.0,
-            grace_period=1.0,
-        )
-    )
-
-
-def codex_driver(server: FakeOpenAIServer, home: Path, tmp: Path) -> codex.Driver:
-    cli = require_cli("codex", "run `bash scripts/setup.sh`")
-    settings = provider_settings(
-        base_url=server.base_url, model="gpt-fake", env_key="FAKE_KEY", request_max_retries=0, stream_max_retries=0
-    )
-    codex_home = write_codex_home(tmp / "codex-home", settings)
-    return codex.Driver(
-        codex.Config(
-            command=[cli],
-            codex_home=str(codex_home),
-            env={"HOME": str(home)},
-            secret_env={"FAKE_KEY": "sk-test-codex-0000"},
-            grace_period=1.0,
-        )
     )
 
 
