@@ -33,6 +33,7 @@ class CellOptions:
     spawn: bool = False
     instructions: str | None = None
     quiet: bool = False
+    worktree: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--spawn", action="store_true")
     p.add_argument("--instructions")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--worktree", action="store_true")
     return p
 
 
@@ -113,6 +115,7 @@ def parse_cell_line(line: str) -> CellOptions:
         spawn=ns.spawn,
         instructions=ns.instructions,
         quiet=ns.quiet,
+        worktree=ns.worktree,
     )
 
 

@@ -34,13 +34,15 @@ Options:
   --spawn               force a fresh provider process for this run
   --instructions TEXT   extra instructions for this run
   --quiet               show no view (the outcome still goes to --out; failures still raise)
+  --worktree            run in a git worktree of the notebook's repository (one per --thread KEY, on branch
+                        agent/KEY, in <repo>.worktrees/ beside it); the header shows its path and branch
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
 as in any IPython magic.
 
 Line magic: %agent use DRIVER [--force] [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-            %agent threads | %agent status | %agent cancel | %agent help
+            %agent threads | %agent worktrees [clean] | %agent status | %agent cancel | %agent help
 """
 
 LINE_HELP = """\
@@ -51,6 +53,9 @@ LINE_HELP = """\
 %agent threads   a table of this notebook's threads: key, driver, status, last run, usage
 %agent status    each driver's probe (found, version, credentials, usable), the default and the runs
 %agent cancel    cancel every run in progress
+%agent worktrees            the worktrees %%agent --worktree cells made for this notebook's repository
+%agent worktrees clean      remove those no run is using (git refuses ones with uncommitted changes;
+                            --force removes them anyway); a branch with commits beyond its base is kept
 %agent help      this help and the %%agent options
 """
 

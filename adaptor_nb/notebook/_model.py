@@ -26,6 +26,7 @@ from .._events import (
     TurnEnd,
 )
 from .._result import Result, Usage
+from ._worktrees import header_fields
 
 KEEP_CHARS = 20_000
 """Tool arguments and results longer than this are cut in the view (the Result keeps everything)."""
@@ -283,6 +284,8 @@ class RunState:
         if event.kind == "approval.resolved":
             self._approval_resolved(event.data)
             return
+        if event.kind == "runtime" and (fields := header_fields(event.data)):
+            self._set_header(**fields)
         if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:
             return
         self._new("notice", level="warn" if event.kind in WARN_NOTICES else "info", text=event.text)

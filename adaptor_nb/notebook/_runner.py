@@ -14,6 +14,7 @@ from ._defaults import inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
+from ._worktrees import worktrees_command
 
 _T = typing.TypeVar("_T")
 
@@ -283,6 +284,8 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print(LINE_HELP + "\n" + CELL_HELP)
     elif command == "threads":
         print("run %agent threads on its own line (it reads the thread store)")
+    elif command == "worktrees":
+        worktrees_command(session, words[1:])
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
 

@@ -92,6 +92,31 @@ class GitWorktrees:
         has no commits beyond its base."""
         self.release_sync(lease, WorkspaceReleaseMode.STOP, force=force)
 
+    def worktrees(self, base: str, spec: GitWorktreeWorkspace | None = None) -> list[WorkspaceLease]:
+        """The worktrees of ``base``'s repository under the parent directory ``spec`` (or this manager) puts them
+        in, made by any process; ``[]`` when ``base`` is not in a repository with commits."""
+        spec = spec or GitWorktreeWorkspace()
+        cp = _git(self._git_bin, base, "rev-parse", "--path-format=absolute", "--show-toplevel")
+        if cp.returncode != 0:
+            return []
+        top = cp.stdout.strip()
+        common = _git(self._git_bin, top, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+        parent = self._parent_dir(spec, top) + os.sep
+        listing = _git(self._git_bin, top, "worktree", "list", "--porcelain")
+        out: list[WorkspaceLease] = []
+        path = ""
+        for line in [*listing.stdout.splitlines(), ""]:
+            if line.startswith("worktree "):
+                path = line[len("worktree ") :]
+            elif line.startswith("branch ") and path.startswith(parent):
+                branch = line[len("branch refs/heads/") :]
+                found = self._existing(path, common)
+                base_commit = _read(os.path.join(found[1], BASE_FILE)) if found else ""
+                out.append(
+                    WorkspaceLease(path=path, kind="worktree", branch=branch, repository=top, base_commit=base_commit)
+                )
+        return out
+
     # -- resolution ------------------------------------------------------------------------------------
 
     def _locate(self, base: str, ref: str) -> _Repo:
