@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,11 @@ from adaptor_nb import (
     LocalServices,
     Policy,
     SandboxLevel,
+    ServiceRef,
+    ServiceRequest,
     ServiceSpec,
     approve_all,
+    mcp,
 )
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
@@ -31,6 +35,7 @@ from .gitrepo import status, worktrees
 
 SERVICE = str(Path(__file__).parent.parent / "services" / "http_service.py")
 SECRET = "svc-secret-in-cli-env-41c7"
+ECHO = str(Path(__file__).parent.parent / "fixtures" / "mcp_echo_server.py")
 
 
 def token_service() -> ServiceSpec:
@@ -117,3 +122,47 @@ async def test_codex_threads_write_in_their_own_worktrees(
         assert untracked(tree) == [f"{name}.txt"]
     assert status(repo) == []
     assert len(worktrees(repo)) == 3
+
+
+class EchoMCP:
+    """A ServiceManager (as a third party would write one) that publishes a stdio MCP server for each run."""
+
+    def __init__(self) -> None:
+        self.requests: list[ServiceRequest] = []
+        self.released: list[str] = []
+
+    async def ensure(self, request: ServiceRequest) -> Sequence[ServiceRef]:
+        self.requests.append(request)
+        server = mcp.Stdio("svc_echo", sys.executable, args=[ECHO])
+        return [ServiceRef(name="svc_echo", endpoint="stdio", mcp=(server,))]
+
+    async def release_by_run(self, run_id: str) -> None:
+        self.released.append(run_id)
+
+    async def release_by_labels(self, labels: Mapping[str, str]) -> None:
+        return None
+
+
+@pytest.mark.claude
+async def test_a_service_published_mcp_server_reaches_claude_with_the_run_identity(
+    repo: Path, home: Path, anthropic: FakeAnthropicServer
+) -> None:
+    manager = EchoMCP()
+    call = f"[[tool mcp__svc_echo__echo {json.dumps({'text': 'ping'})}]] [[say finished]]"
+    async with Agent(
+        claude_driver(anthropic, home),
+        workspace=str(repo),
+        workspace_spec=GitWorktreeWorkspace(),
+        workspace_manager=GitWorktrees(),
+        service_manager=manager,
+        services=[ServiceSpec(name="svc_echo")],
+        on_approval=approve_all(),
+    ) as agent:
+        result = await agent.thread("mcp").send(f"echo {call}").result()
+    assert "mcp__svc_echo__echo" in anthropic.message_requests[0].tool_names
+    assert result.text == "finished"
+    (req,) = manager.requests
+    assert req.run_id == result.run_id and req.driver_type == "claude"
+    assert req.workspace.path == result.metadata["workspace.path"] and req.workspace.branch == "agent/mcp"
+    assert [s.name for s in req.desired] == ["svc_echo"]
+    assert manager.released == [result.run_id]
