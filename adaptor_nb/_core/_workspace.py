@@ -4,6 +4,7 @@ released (bounded) after the run, their errors joining the outcome before Done."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -69,8 +70,15 @@ class RunProvision:
             thread_key=self._thread_key,
             metadata=dict(s.metadata),
         )
-        self.lease = await self._manager.resolve(request)
-        lease = self.lease
+        resolving = asyncio.ensure_future(self._manager.resolve(request))
+        try:
+            lease: WorkspaceLease = await asyncio.shield(resolving)
+        except asyncio.CancelledError:
+            # Cancelled mid-resolve: keep the lease the manager still hands out, so the run's end releases it.
+            with contextlib.suppress(Exception):
+                self.lease = await resolving
+            raise
+        self.lease = lease
         if lease.kind == "worktree":
             verb = "created" if lease.created else "reused"
             self._say(

@@ -55,7 +55,7 @@ class GitWorktrees:
         self._remove_runs = remove_run_worktrees
         self._allow_dirty = allow_dirty
         self._git_bin = git
-        self._active: set[str] = set()
+        self._active: dict[str, tuple[str, int]] = {}  # path -> (owner: thread key or run id, leases held)
         self._mutex = threading.Lock()
         self._made: dict[str, WorkspaceLease] = {}
         self._passthrough = PassthroughWorkspaces()
@@ -215,7 +215,9 @@ class GitWorktrees:
         path = os.path.join(self._parent_dir(spec, repo.top), directory_name(branch))
         with repository_lock(repo.common):
             with self._mutex:
-                if path in self._active:
+                owner, _ = self._active.get(path, ("", 0))
+                # A thread's own runs may resolve its worktree together: the thread's lease lets one of them run.
+                if owner and not (request.thread_key and owner == request.thread_key):
                     raise WorkspaceError(
                         f"the worktree {path} (branch {branch}) is in use by another run; concurrent runs need "
                         "distinct branches (put {run} or {row} in branch_template)",
@@ -259,7 +261,8 @@ class GitWorktrees:
                 lease = replace(lease, on_release=WorkspaceReleaseMode.STOP)
 
             with self._mutex:
-                self._active.add(path)
+                held = self._active.get(path, ("", 0))[1]
+                self._active[path] = (request.thread_key or request.run_id or path, held + 1)
                 self._made[path] = lease
         return lease
 
@@ -268,7 +271,9 @@ class GitWorktrees:
     def release_sync(self, lease: WorkspaceLease, mode: WorkspaceReleaseMode, *, force: bool = False) -> None:
         """Blocking ``release``: ``KEEP`` ends the lease; ``STOP`` also removes the worktree and its unused branch."""
         with self._mutex:
-            self._active.discard(lease.path)
+            owner, held = self._active.pop(lease.path, ("", 0))
+            if held > 1:
+                self._active[lease.path] = (owner, held - 1)
         if mode is WorkspaceReleaseMode.KEEP:
             return
         common = _git(self._git_bin, lease.repository, "rev-parse", "--path-format=absolute", "--git-common-dir")

@@ -14,6 +14,7 @@ from adaptor_nb import (
     GitWorktrees,
     GitWorktreeWorkspace,
     Notice,
+    RunCancelled,
     SharedWorkspace,
     WorkspaceError,
 )
@@ -153,3 +154,43 @@ async def test_run_worktrees_can_be_removed_when_the_run_ends(repo: Path) -> Non
     assert not exists(one_off.metadata["workspace.path"])
     assert f"agent/{one_off.run_id}" not in branches(repo)
     assert is_dir(threaded.metadata["workspace.path"])
+
+
+async def test_a_second_send_on_a_busy_thread_is_refused_as_busy_and_leaves_the_worktree_alone(repo: Path) -> None:
+    from adaptor_nb import ThreadBusyError
+
+    gate = reference.Gate()
+    manager = GitWorktrees()
+    async with Agent(
+        reference.Driver(scenario=reference.Scenario(reference.Turn(gate, "first done"))),
+        workspace=str(repo),
+        workspace_spec=GitWorktreeWorkspace(),
+        workspace_manager=manager,
+    ) as agent:
+        first = agent.thread("busy").send("one")
+        await gate.reached.wait()
+        with pytest.raises(ThreadBusyError):
+            await agent.thread("busy").send("two").result()
+        assert len(manager.active()) == 1  # the first run still holds its worktree
+        gate.open()
+        result = await first.result()
+    assert result.text == "first done" and manager.active() == []
+    assert is_dir(result.metadata["workspace.path"])
+
+
+async def test_cancelling_a_run_releases_its_worktree_lease(repo: Path) -> None:
+    gate = reference.Gate()
+    manager = GitWorktrees()
+    async with Agent(
+        reference.Driver(scenario=reference.Scenario(reference.Turn(gate, "never"))),
+        workspace=str(repo),
+        workspace_spec=GitWorktreeWorkspace(),
+        workspace_manager=manager,
+    ) as agent:
+        stream = agent.thread("c").send("one")
+        await gate.reached.wait()
+        assert len(manager.active()) == 1
+        stream.cancel()
+        with pytest.raises(RunCancelled):
+            await stream.result()
+    assert manager.active() == []
