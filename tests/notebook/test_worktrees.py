@@ -3,6 +3,7 @@ runs in its own worktree, the header and ``%agent threads`` show it, ``%agent wo
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,3 +76,26 @@ def test_worktree_with_an_agent_that_has_no_manager_is_refused(repo_kernel: Kern
     ex = repo_kernel.run("%%agent --agent a --worktree\nhi")
     assert ex.status == "error" and "--worktree needs an Agent made with workspace_manager=" in ex.text()
     assert not (repo.parent / "proj.worktrees").exists()
+
+
+def test_a_new_kernel_continues_the_thread_in_its_worktree(repo: Path, notebook_env: dict[str, str]) -> None:
+    tree = repo.parent / "proj.worktrees" / "agent-review"
+    first = Kernel(repo, notebook_env)
+    try:
+        first.run_ok("%load_ext adaptor_nb")
+        first.run_ok("%%agent --thread review --worktree\nstart here")
+    finally:
+        first.shutdown()
+    (tree / "draft.md").write_text("notes from the first kernel\n")
+    second = Kernel(repo, notebook_env)
+    try:
+        second.run_ok("%load_ext adaptor_nb")
+        second.run_ok("%%agent --thread review --worktree\ngo on")
+        _, state = second.last_view()
+        items = json.dumps(state.get("items", []))
+    finally:
+        second.shutdown()
+    assert state["header"]["state"] == "done" and state["header"]["workspace"] == str(tree)
+    assert "started a fresh session" not in items
+    assert (tree / "draft.md").read_text() == "notes from the first kernel\n"
+    assert git(repo, "worktree", "list").count("\n") == 2

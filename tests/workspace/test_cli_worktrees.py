@@ -166,3 +166,29 @@ async def test_a_service_published_mcp_server_reaches_claude_with_the_run_identi
     assert req.workspace.path == result.metadata["workspace.path"] and req.workspace.branch == "agent/mcp"
     assert [s.name for s in req.desired] == ["svc_echo"]
     assert manager.released == [result.run_id]
+
+
+@pytest.mark.codex
+async def test_codex_sees_a_service_secret_in_its_environment_only(
+    repo: Path, home: Path, tmp_path: Path, openai: FakeOpenAIServer
+) -> None:
+    command = 'printf %s "$SERVICE_TOKEN" | sha256sum | cut -c1-64 > token.sha'
+    openai.enqueue(Reply.exec_command(command))
+    async with Agent(
+        codex_driver(openai, home, tmp_path),
+        workspace=str(repo),
+        workspace_spec=GitWorktreeWorkspace(),
+        workspace_manager=GitWorktrees(),
+        service_manager=LocalServices(),
+        services=[token_service()],
+        policy=Policy(sandbox=SandboxLevel.UNRESTRICTED),
+    ) as agent:
+        stream = agent.thread("svc").send("check")
+        events = [e async for e in stream.events()]
+        result = await stream.result()
+    tree = Path(result.metadata["workspace.path"])
+    assert (tree / "token.sha").read_text().strip() == hashlib.sha256(SECRET.encode()).hexdigest()
+    seen = repr(events) + repr(result) + json.dumps([repr(i) for i in result.transcript()])
+    seen += json.dumps([r.body for r in openai.model_requests], default=str)
+    assert SECRET not in seen
+    assert status(repo) == []
