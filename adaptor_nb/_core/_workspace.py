@@ -79,7 +79,7 @@ class RunProvision:
                 self.lease = await resolving
             raise
         self.lease = lease
-        if lease.kind == "worktree":
+        if _provisioned(lease):
             verb = "created" if lease.created else "reused"
             self._say(
                 f"workspace {lease.path} ({verb}, branch {lease.branch})",
@@ -95,7 +95,7 @@ class RunProvision:
                 await self.release()
                 raise
         mcp = tuple(m for r in self.refs for m in r.mcp)
-        workspace = lease.path if lease.kind == "worktree" else s.workspace
+        workspace = lease.path if _provisioned(lease) and lease.path else s.workspace
         return replace(s, workspace=workspace, mcp=(s.mcp or ()) + mcp if mcp else s.mcp)
 
     async def _ensure(self, s: RunSettings, driver_type: str, config: Any, lease: WorkspaceLease) -> None:
@@ -131,7 +131,7 @@ class RunProvision:
 
     def metadata(self) -> dict[str, str]:
         lease = self.lease
-        if lease is None or lease.kind != "worktree":
+        if lease is None or not _provisioned(lease):
             return {}
         return {"workspace.path": lease.path, "workspace.branch": lease.branch}
 
@@ -158,7 +158,7 @@ class RunProvision:
             except Exception as exc:
                 errors.append(f"workspace release: {type(exc).__name__}: {exc}")
             else:
-                if lease.kind == "worktree":
+                if _provisioned(lease):
                     self._say(
                         f"workspace {lease.path} released ({mode.value})",
                         phase="workspace_released",
@@ -168,6 +168,11 @@ class RunProvision:
         if errors:
             self._say("cleanup failed", phase="cleanup_failed", errors=list(errors))
         return errors
+
+
+def _provisioned(lease: WorkspaceLease) -> bool:
+    """The manager provisioned a workspace of its own (a worktree, or a kind a third-party manager names)."""
+    return lease.kind not in ("shared", "driver")
 
 
 def _shared() -> Any:

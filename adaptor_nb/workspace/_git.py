@@ -259,6 +259,10 @@ class GitWorktrees:
                 )
             if self._remove_runs and not request.thread_key:
                 lease = replace(lease, on_release=WorkspaceReleaseMode.STOP)
+            inside = os.path.relpath(base, repo.top)
+            if inside != "." and os.path.isdir(os.path.join(path, inside)):
+                # The base is a folder of the repository (a notebooks/ folder, say): work in the same folder.
+                lease = replace(lease, root=path, path=os.path.join(path, inside))
 
             with self._mutex:
                 held = self._active.get(path, ("", 0))[1]
@@ -271,26 +275,25 @@ class GitWorktrees:
     def release_sync(self, lease: WorkspaceLease, mode: WorkspaceReleaseMode, *, force: bool = False) -> None:
         """Blocking ``release``: ``KEEP`` ends the lease; ``STOP`` also removes the worktree and its unused branch."""
         with self._mutex:
-            owner, held = self._active.pop(lease.path, ("", 0))
+            owner, held = self._active.pop(lease.root or lease.path, ("", 0))
             if held > 1:
-                self._active[lease.path] = (owner, held - 1)
+                self._active[lease.root or lease.path] = (owner, held - 1)
         if mode is WorkspaceReleaseMode.KEEP:
             return
         common = _git(self._git_bin, lease.repository, "rev-parse", "--path-format=absolute", "--git-common-dir")
         with repository_lock(common.stdout.strip() or lease.repository):
-            args: Sequence[str] = ("worktree", "remove", *(("--force",) if force else ()), lease.path)
+            root = lease.root or lease.path
+            args: Sequence[str] = ("worktree", "remove", *(("--force",) if force else ()), root)
             cp = _git(self._git_bin, lease.repository, *args)
-            if cp.returncode != 0 and os.path.exists(lease.path):
-                raise WorkspaceError(
-                    f"git worktree remove {lease.path} failed: {_first_line(cp.stderr)}", path=lease.path
-                )
+            if cp.returncode != 0 and os.path.exists(root):
+                raise WorkspaceError(f"git worktree remove {root} failed: {_first_line(cp.stderr)}", path=root)
             if lease.branch and lease.base_commit:
                 # Deletes the branch only while it still points at its base: work committed on it is kept.
                 _git(
                     self._git_bin, lease.repository, "update-ref", "-d", f"refs/heads/{lease.branch}", lease.base_commit
                 )
         with self._mutex:
-            self._made.pop(lease.path, None)
+            self._made.pop(lease.root or lease.path, None)
 
 
 def _read(path: str) -> str:

@@ -71,6 +71,8 @@ class WorkspaceLease:
     repository: str = ""
     base_commit: str = ""
     created: bool = False
+    root: str = ""
+    """The worktree's top directory when ``path`` is a folder inside it (the base was a folder of the repository)."""
     on_release: WorkspaceReleaseMode = WorkspaceReleaseMode.KEEP
     """The mode the core releases the lease with when the run ends (the manager decides)."""
 

@@ -181,3 +181,14 @@ async def test_other_specs_lease_the_base_directory_unchanged(repo: Path) -> Non
     passthrough = await PassthroughWorkspaces().resolve(request(repo, GitWorktreeWorkspace(), thread="t"))
     assert passthrough.path == str(repo) and passthrough.kind == "shared"
     assert worktrees(repo) == [(str(repo), "main")]
+
+
+async def test_a_base_folder_inside_the_repository_maps_to_the_same_folder_of_the_worktree(repo: Path) -> None:
+    manager = GitWorktrees()
+    lease = await manager.resolve(request(repo / "src", thread="sub"))
+    tree = repo.parent / "proj.worktrees" / "agent-sub"
+    assert lease.path == str(tree / "src") and lease.root == str(tree)
+    assert (Path(lease.path) / "app.py").read_text() == "print('hi')\n"
+    assert manager.active() == [str(tree)]
+    await manager.release(lease, STOP)
+    assert not exists(tree) and manager.active() == []
