@@ -216,7 +216,7 @@ class Execution:
         self._check_cancelled()
         check_provisioning(self._host.agent_settings, s)
         s = self.settings = await self.provision.prepare(s, self.desc.name, getattr(self.driver, "config", None))
-        check_mcp(s.mcp, self.desc)
+        check_mcp(self.provision.mcp_for(s.mcp), self.desc)
         if self.binding is not None:
             self.plan = await self.binding.begin(self.run_id, s, self.notice)
             self.queue.set_receipts(self.plan.receipts)
@@ -340,7 +340,7 @@ class Execution:
             spawn=s.spawn,
             slot=slot,
             max_turns=self.max_turns,
-            mcp=s.mcp,
+            mcp=self.provision.mcp_for(s.mcp),
             env=dict(self.provision.env),
         )
 

@@ -58,8 +58,9 @@ class RunProvision:
         self._notice(Notice(kind=NoticeKind.RUNTIME.value, text=text, data=data))
 
     async def prepare(self, s: RunSettings, driver_type: str, config: Any) -> RunSettings:
-        """Resolve the workspace and ensure the services; returns the settings with the resolved workspace and the
-        services' MCP servers. On failure everything acquired is released and the error is raised."""
+        """Resolve the workspace and ensure the services; returns the settings with the resolved workspace (the
+        services' MCP servers are in ``mcp_for``). On failure everything acquired is released and the error is
+        raised."""
         if s.workspace_spec is None and not s.services and self._services is None:
             return s
         spec = s.workspace_spec
@@ -94,9 +95,14 @@ class RunProvision:
             except BaseException:
                 await self.release()
                 raise
-        mcp = tuple(m for r in self.refs for m in r.mcp)
         workspace = lease.path if _provisioned(lease) and lease.path else s.workspace
-        return replace(s, workspace=workspace, mcp=(s.mcp or ()) + mcp if mcp else s.mcp)
+        return replace(s, workspace=workspace)
+
+    def mcp_for(self, declared: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        """The run's MCP servers: the declared ones plus those the services publish. Service servers are not part
+        of the settings, so their per-run endpoints do not change a thread's compatibility."""
+        published = tuple(m for r in self.refs for m in r.mcp)
+        return (declared or ()) + published if published else declared
 
     async def _ensure(self, s: RunSettings, driver_type: str, config: Any, lease: WorkspaceLease) -> None:
         req = ServiceRequest(
@@ -182,7 +188,9 @@ def _shared() -> Any:
 
 
 def check_managers(agent: AgentSettings) -> None:
-    """Raise a ConfigError when ``workspace_manager=`` or ``service_manager=`` lacks the protocol's methods."""
+    """Raise a ConfigError when ``workspace_manager=`` or ``service_manager=`` lacks the protocol's methods, or the
+    Agent's ``workspace_spec=`` is not a spec."""
+    check_spec(agent.run.workspace_spec)
     for option, value, methods in (
         ("workspace_manager", agent.workspace_manager, ("resolve", "release")),
         ("service_manager", agent.service_manager, ("ensure", "release_by_run", "release_by_labels")),

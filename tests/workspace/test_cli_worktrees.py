@@ -18,6 +18,7 @@ from adaptor_nb import (
     GitWorktrees,
     GitWorktreeWorkspace,
     LocalServices,
+    Notice,
     Policy,
     SandboxLevel,
     ServiceRef,
@@ -133,7 +134,8 @@ class EchoMCP:
 
     async def ensure(self, request: ServiceRequest) -> Sequence[ServiceRef]:
         self.requests.append(request)
-        server = mcp.Stdio("svc_echo", sys.executable, args=[ECHO])
+        # a per-run argument, as a service with a fresh endpoint per run would publish
+        server = mcp.Stdio("svc_echo", sys.executable, args=[ECHO, request.run_id])
         return [ServiceRef(name="svc_echo", endpoint="stdio", mcp=(server,))]
 
     async def release_by_run(self, run_id: str) -> None:
@@ -192,3 +194,25 @@ async def test_codex_sees_a_service_secret_in_its_environment_only(
     seen += json.dumps([r.body for r in openai.model_requests], default=str)
     assert SECRET not in seen
     assert status(repo) == []
+
+
+@pytest.mark.claude
+async def test_per_run_service_endpoints_do_not_break_the_threads_resume(
+    repo: Path, home: Path, anthropic: FakeAnthropicServer
+) -> None:
+    manager = EchoMCP()
+    async with Agent(
+        claude_driver(anthropic, home),
+        workspace=str(repo),
+        workspace_spec=GitWorktreeWorkspace(),
+        workspace_manager=GitWorktrees(),
+        service_manager=manager,
+        services=[ServiceSpec(name="svc_echo")],
+    ) as agent:
+        await agent.thread("t").send("one").result()
+        stream = agent.thread("t").send("two")
+        events = [e async for e in stream.events()]
+        await stream.result()
+    assert len(manager.requests) == 2
+    assert not [e for e in events if isinstance(e, Notice) and e.kind == "thread.continuity"]
+    assert len(anthropic.message_requests[-1].messages) > 1  # the second run resumed the first one's session
