@@ -152,6 +152,20 @@ _PUBLIC: dict[str, str] = {
     "Inspector": "._inspect",
     "map_rows": ".batch._map",
     "map_rows_sync": ".batch._map",
+    "DriverManagedWorkspace": ".workspace._specs",
+    "GitWorktreeWorkspace": ".workspace._specs",
+    "GitWorktrees": ".workspace._git",
+    "SharedWorkspace": ".workspace._specs",
+    "WorkspaceError": ".workspace._specs",
+    "WorkspaceLease": ".workspace._specs",
+    "WorkspaceManager": ".workspace._specs",
+    "WorkspaceReleaseMode": ".workspace._specs",
+    "WorkspaceRequest": ".workspace._specs",
+    "LocalServices": ".services._local",
+    "ServiceManager": ".services._specs",
+    "ServiceRef": ".services._specs",
+    "ServiceRequest": ".services._specs",
+    "ServiceSpec": ".services._specs",
 }
 
 if TYPE_CHECKING:
@@ -293,6 +307,20 @@ if TYPE_CHECKING:
     from .driver import ResourceSnapshot as ResourceSnapshot
     from .driver import SkillInfo as SkillInfo
     from .driver import SkillSnapshot as SkillSnapshot
+    from .services._local import LocalServices as LocalServices
+    from .services._specs import ServiceManager as ServiceManager
+    from .services._specs import ServiceRef as ServiceRef
+    from .services._specs import ServiceRequest as ServiceRequest
+    from .services._specs import ServiceSpec as ServiceSpec
+    from .workspace._git import GitWorktrees as GitWorktrees
+    from .workspace._specs import DriverManagedWorkspace as DriverManagedWorkspace
+    from .workspace._specs import GitWorktreeWorkspace as GitWorktreeWorkspace
+    from .workspace._specs import SharedWorkspace as SharedWorkspace
+    from .workspace._specs import WorkspaceError as WorkspaceError
+    from .workspace._specs import WorkspaceLease as WorkspaceLease
+    from .workspace._specs import WorkspaceManager as WorkspaceManager
+    from .workspace._specs import WorkspaceReleaseMode as WorkspaceReleaseMode
+    from .workspace._specs import WorkspaceRequest as WorkspaceRequest
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,

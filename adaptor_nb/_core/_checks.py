@@ -12,6 +12,7 @@ from .._errors import (
 from .._policy import Policy, validate_policy
 from ..driver._spi import Descriptor
 from ._options import AgentSettings, RunSettings
+from ._workspace import check_managers
 
 
 def check_policy(policy: Policy, desc: Descriptor) -> None:
@@ -47,11 +48,12 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
 
 
 # Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
-_NOT_CARRIED = ("tools", "workspace_manager", "service_manager")  # profile and skill options: _core/_profile.py
+_NOT_CARRIED = ("tools",)  # profile and skill options: _core/_profile.py; workspaces: _core/_workspace.py
 
 
 def check_construction(agent: AgentSettings) -> None:
     """Raise a ConfigError naming the first construction-only option that has no implementation yet."""
+    check_managers(agent)
     for name in _NOT_CARRIED:
         value = getattr(agent, name)
         if value is not None and value != ():
@@ -71,5 +73,3 @@ def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) ->
         )
 
     # skills= and profile_resources= are resolved and materialized by the Agent's profile (_core/_profile.py)
-    if run.workspace_spec is not None:
-        raise ConfigError(unsupported("workspace_spec"), option="workspace_spec")

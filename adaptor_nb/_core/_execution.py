@@ -58,6 +58,7 @@ from ._profile import Prepared, ProfileManager
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
+from ._workspace import RunProvision, check_provisioning, finish_provision
 
 STDERR_TAIL = 4000
 
@@ -121,6 +122,7 @@ class Execution:
         )
         self.ctx: RunContextImpl | None = None
         self.run_services = RunServices(settings.run_services, self.run_id, self.broker)
+        self.provision = RunProvision(host.agent_settings, self.run_id, self.thread_key, self.notice)
         self._config_error = config_error
         self._driver_task: asyncio.Task[DriverOutcome] | None = None
         self._cancel_cause = ""
@@ -222,6 +224,9 @@ class Execution:
         )
         self.queue.on_delivered = self.ctx.message_delivered
         self._check_cancelled()
+        check_provisioning(self._host.agent_settings, s)
+        s = self.settings = await self.provision.prepare(s, self.desc.name, getattr(self.driver, "config", None))
+        check_mcp(self.provision.mcp_for(self.prepared.mcp), self.desc)
         if self.binding is not None:
             self.plan = await self.binding.begin(self.run_id, s, self.notice)
             self.queue.set_receipts(self.plan.receipts)
@@ -345,8 +350,8 @@ class Execution:
             spawn=s.spawn,
             slot=slot,
             max_turns=self.max_turns,
-            mcp=self.prepared.mcp,
-            env=dict(self.prepared.env),
+            mcp=self.provision.mcp_for(self.prepared.mcp),
+            env={**self.prepared.env, **self.provision.env},
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
@@ -549,6 +554,8 @@ class Execution:
             joined = await self._detach_services(result, error)
             if joined is not error:
                 error, result = joined, None
+        if self.provision.active:
+            result, error = await finish_provision(self.provision, result, error)
         if self.binding is not None and self.plan is not None:
             try:
                 await self.binding.finish(

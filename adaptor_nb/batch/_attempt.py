@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import RunError
 from ._retry import is_transient, retry_delay
 from ._row import FAILED, OK, RowJob, RowOutcome
+from ._workspace import row_options
 
 if TYPE_CHECKING:
     from .._agent import Agent
@@ -57,6 +58,8 @@ async def run_row(
         opts["schema"] = schema
     if timeout is not None:
         opts["timeout"] = timeout
+    if job.workspace_spec is not None:
+        opts.update(row_options(job.workspace_spec, job.label, opts))
     try:
         while True:
             out.attempts += 1

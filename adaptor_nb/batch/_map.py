@@ -17,11 +17,13 @@ from ._kernel import front_end, in_kernel
 from ._progress import Progress, TerminalLine
 from ._render import render, row_namespace
 from ._row import FAILED, RowJob, RowOutcome
+from ._workspace import check_workspace, is_spec
 
 if TYPE_CHECKING:
     import pandas
 
     from .._agent import Agent
+    from ..workspace._specs import WorkspaceSpec
 
 ON_ERROR = ("keep", "raise")
 
@@ -180,7 +182,7 @@ def map_rows(
     timeout: float | None = None,
     cache: str | Path | bool = False,
     thread: str | None = None,
-    workspace: str | None = None,
+    workspace: str | WorkspaceSpec | None = None,
     max_cost_usd: float | None = None,
     on_error: str = "keep",
     executor: Executor | None = None,
@@ -204,6 +206,8 @@ def map_rows(
     if not any(progress is p or (isinstance(p, str) and progress == p) for p in PROGRESS):
         raise ConfigError(f"progress must be True, False, 'view' or 'terminal', got {progress!r}", option="progress")
     agent, factory, owned = _resolve_runner(runner)
+    check_workspace(workspace, agent)
+    spec = workspace if is_spec(workspace) else None
     batch_id = uuid.uuid4().hex[:12]
     jobs: list[RowJob] = []
     for pos, (label, row) in enumerate(df.iterrows()):
@@ -214,7 +218,8 @@ def map_rows(
                 prompt=render(prompt, ns),
                 thread=render(thread, ns) if thread else None,
                 key=f"adaptor_nb-row-{batch_id}-{pos}",
-                workspace=render(workspace, ns) if workspace else None,
+                workspace=render(workspace, ns) if isinstance(workspace, str) and workspace else None,
+                workspace_spec=spec,
             )
         )
     run_with = executor if executor is not None else InKernelExecutor()
@@ -254,7 +259,7 @@ def map_rows(
             driver=identity[0],
             fingerprint=identity[1],
             model=identity[2],
-            workspace=j.workspace or identity[3],
+            workspace=j.workspace or (f"{spec!r}#{j.label!r}" if spec is not None else identity[3]),
         )
         for j in jobs
     ]

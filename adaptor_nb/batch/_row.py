@@ -20,6 +20,8 @@ class RowJob:
     thread: str | None = None
     key: str = ""
     workspace: str | None = None
+    workspace_spec: Any = None
+    """A workspace spec: the row runs in its own provisioned workspace (the row key goes in its metadata)."""
 
 
 @dataclass

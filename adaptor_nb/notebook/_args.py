@@ -36,6 +36,7 @@ class CellOptions:
     skills: tuple[str, ...] = ()
     map: str | None = None
     concurrency: int | None = None
+    worktree: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--skill", action="append", default=[])  # a skill key or path, repeatable
     p.add_argument("--map")
     p.add_argument("--concurrency", type=_positive_int)
+    p.add_argument("--worktree", action="store_true")
     return p
 
 
@@ -138,6 +140,7 @@ def parse_cell_line(line: str) -> CellOptions:
         skills=tuple(ns.skill),
         map=ns.map,
         concurrency=ns.concurrency,
+        worktree=ns.worktree,
     )
 
 

@@ -39,13 +39,15 @@ Options:
                         {index} its label); --out gets the result frame (one column per --schema field, then
                         _status, _error, _cost_usd, ...), VAR_batch the batch (retry_failed(), progress)
   --concurrency N       with --map: at most N rows run at once (default 4)
+  --worktree            run in a git worktree of the notebook's repository (one per --thread KEY, on branch
+                        agent/KEY, in <repo>.worktrees/ beside it); the header shows its path and branch
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
 as in any IPython magic.
 
 Line magic: %agent use DRIVER [--force] [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-            %agent threads | %agent status | %agent cancel | %agent help
+            %agent threads | %agent worktrees [clean] | %agent status | %agent cancel | %agent help
 """
 
 LINE_HELP = """\
@@ -58,6 +60,9 @@ LINE_HELP = """\
 %agent cancel    cancel every run in progress
 %agent skills    the skills of this notebook's agents: requested, installed, offered, found in the profile
 %agent doctor    every installed driver's Inspector report: CLI, version, auth, models, quota, profile
+%agent worktrees            the worktrees %%agent --worktree cells made for this notebook's repository
+%agent worktrees clean      remove those no run is using (git refuses ones with uncommitted changes;
+                            --force removes them anyway); a branch with commits beyond its base is kept
 %agent help      this help and the %%agent options
 """
 

@@ -29,6 +29,7 @@ from .._events import (
 from .._result import Result, Usage
 from .._schema import parse_json_text
 from ._words import failure_words, message_words
+from ._worktrees import header_fields
 
 KEEP_CHARS = 20_000
 """Tool arguments and results longer than this are cut in the view (the Result keeps everything)."""
@@ -323,6 +324,8 @@ class RunState:
             self._approval_resolved(event.data)
             return
         self._note_model(event.metadata)
+        if event.kind == "runtime" and (fields := header_fields(event.data)):
+            self._set_header(**fields)
         if _transient(event):
             return
         if event.kind not in SHOWN_NOTICES or not event.text or event.text == self.header["note"]:

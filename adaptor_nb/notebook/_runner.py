@@ -15,6 +15,7 @@ from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._model import INTERRUPTED
 from ._session import NotebookSession, SetupError
+from ._worktrees import worktrees_command
 
 _T = typing.TypeVar("_T")
 
@@ -305,6 +306,8 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print(_off_loop(doctor_report()))
     elif command == "threads":
         print("run %agent threads on its own line (it reads the thread store)")
+    elif command == "worktrees":
+        worktrees_command(session, words[1:])
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._args import CellOptions, UseOptions
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
+from ._worktrees import notebook_manager, result_workspace, worktree_call
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
 STORE_DIR = ".adaptor_nb"
@@ -102,6 +103,7 @@ class ThreadSeen:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    workspace: str = ""
 
 
 class NotebookSession:
@@ -187,7 +189,11 @@ class NotebookSession:
         if agent is None or agent.closed:
             from .._agent import Agent
 
-            agent = Agent(driver if driver is not None else self._build(name), thread_store=self.store())
+            agent = Agent(
+                driver if driver is not None else self._build(name),
+                thread_store=self.store(),
+                workspace_manager=notebook_manager(self),
+            )
             self.agents[name] = agent
         return agent
 
@@ -230,6 +236,8 @@ class NotebookSession:
             from ._skills import skill_refs
 
             call["skills"] = skill_refs(opts.skills)
+        if opts.worktree:
+            worktree_call(agent, call)
         approvals = opts.approvals or (use.approvals if use else None)
         if approvals is not None:
             call["on_approval"] = approval_handler(approvals)
@@ -256,6 +264,7 @@ class NotebookSession:
         seen.driver = run.driver
         seen.status = status
         seen.last_run = time.time()
+        seen.workspace = result_workspace(result) or seen.workspace
         usage = getattr(result, "usage", None)
         if usage is not None:
             seen.input_tokens += usage.input_tokens
@@ -303,8 +312,11 @@ class NotebookSession:
                 },
             )
             row["driver"] = row["driver"] or seen.driver
+            row["worktree"] = seen.workspace
             if seen.status:
                 row["status"] = seen.status
+        for row in rows.values():
+            row.setdefault("worktree", "")
         return sorted(rows.values(), key=lambda r: str(r["last run"]), reverse=True)
 
     async def aclose(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ._markdown import render
 from ._words import TOOL_STATES
+from ._worktrees import header_text
 
 _BOX = "border:1px solid #ddd;border-radius:6px;padding:6px 10px;font-family:system-ui,sans-serif;font-size:13px"
 _CARD = "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:6px 0"
@@ -49,6 +50,8 @@ def _title(header: dict[str, Any]) -> str:
         parts.append(f"model {header['model']}")
     if header.get("thread"):
         parts.append(f"thread {header['thread']}")
+    if header_text(header):
+        parts.append(header_text(header))
     return " · ".join(parts)
 
 

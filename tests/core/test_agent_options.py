@@ -138,28 +138,3 @@ async def test_async_with_closes_the_agent() -> None:
     async with Agent(reference.Driver()) as agent:
         await agent.send("hi")
     assert agent.closed
-
-
-@pytest.mark.parametrize(
-    ("scope", "option", "value"),
-    [
-        ("send", "workspace_spec", object()),
-    ],
-)
-async def test_resources_nothing_can_use_yet_fail_before_launch_instead_of_being_ignored(
-    scope: str, option: str, value: object
-) -> None:
-    driver = reference.Driver()
-    agent = Agent(driver, **({option: value} if scope == "agent" else {}))
-    stream = agent.send("hi", **({option: value} if scope == "send" else {}))
-    events = [e async for e in stream.events()]
-    assert [type(e).__name__ for e in events] == ["Done"]  # nothing started
-    with pytest.raises(ConfigError) as info:
-        await stream.result()
-    assert info.value.option == option
-    assert "not supported yet" in str(info.value)
-    # An empty value is no request at all.
-    empty: dict[str, object] = {"skills": [], "tools": []}
-    if option in empty:
-        ok = Agent(reference.Driver(), **({option: empty[option]} if scope == "agent" else {}))
-        assert (await ok.send("hi", **({option: empty[option]} if scope == "send" else {}))).text

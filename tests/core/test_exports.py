@@ -36,6 +36,9 @@ EXPECTED_PUBLIC = {
     "map_rows", "map_rows_sync",
     "AgentProfile", "Availability", "ConfigSchema", "EnvironmentCheck", "Inspector", "ModelInfo", "ProfileKind",
     "ProfileSnapshot", "QuotaReport", "ResourceSnapshot", "SkillInfo", "SkillSnapshot",
+    "DriverManagedWorkspace", "GitWorktreeWorkspace", "GitWorktrees", "SharedWorkspace", "WorkspaceError",
+    "WorkspaceLease", "WorkspaceManager", "WorkspaceReleaseMode", "WorkspaceRequest",
+    "LocalServices", "ServiceManager", "ServiceRef", "ServiceRequest", "ServiceSpec",
 }  # fmt: skip
 
 

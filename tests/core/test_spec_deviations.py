@@ -59,8 +59,6 @@ def test_continuity_prefix_is_filled_up_to_the_bound() -> None:
         ("profile", object()),
         ("skill_provider", object()),
         ("skill_materializer", object()),
-        ("workspace_manager", object()),
-        ("service_manager", object()),
     ],
 )
 def test_unimplemented_construction_options_are_refused_at_construction(option: str, value: object) -> None:

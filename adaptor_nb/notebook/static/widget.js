@@ -245,6 +245,7 @@ head.replaceChildren(
 h("span", { class: "anb-driver", text: hd.driver || "" }),
 hd.model ? h("span", { class: "anb-model", text: hd.model }) : null,
 hd.thread ? h("span", { class: "anb-thread", text: `thread ${hd.thread}` }) : null,
+hd.workspace ? h("span", { class: "anb-workspace", text: `worktree ${hd.workspace}${hd.branch ? ` (branch ${hd.branch})` : ""}` }) : null,
 h("span", { class: `anb-state anb-${hd.state}`, text: hd.state || "" }),
 h("span", { class: "anb-elapsed" }),
 ].filter(Boolean),
