@@ -45,10 +45,11 @@ from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._process import CodeBuddyProcess
 from ._session import CodeBuddyRun, emit_spawn
 
-# Supplemental messages wait for the turn's end: a user line written mid-turn starts a parallel session.
+# SOON goes into the running turn through the ``steer`` control request (a user line written mid-turn would start
+# a parallel session), AFTER_TURN as the next user line, INTERRUPT through the ``interrupt`` control request.
 MESSAGES = MessageCapabilities(
-    boundaries=frozenset({Boundary.TURN_END}),
-    interrupt=False,
+    boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}),
+    interrupt=True,
     continue_mode=ContinueMode.IN_RUN,
     confirmed_delivery=False,
     persists_delivered=True,

@@ -1,0 +1,160 @@
+"""Supplemental messages on the real CodeBuddy Code CLI: SOON through ``steer`` into the running turn, AFTER_TURN as
+the next user line, INTERRUPT through the ``interrupt`` control request, and an interrupt that leaves no result."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from _support import of
+
+from adaptor_nb import (
+    Agent,
+    ApprovalRequest,
+    MessageFailure,
+    MessageState,
+    MessageUpdate,
+    Notice,
+    TextDelta,
+    Timing,
+    ToolCall,
+    TurnEnd,
+)
+from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
+
+from .conftest import DriverFactory
+
+pytestmark = pytest.mark.codebuddy
+
+STEER_TAG = 'data-role=\\"message-queue\\"'
+
+
+async def test_a_soon_message_is_steered_into_the_running_turn(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    gate = threading.Event()
+    fake.enqueue(ChatReply.text("a long streaming answer that is held", hold=gate, hold_after=2))
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        stream = agent.send("begin")
+        events = []
+        try:
+            async for ev in stream.events():
+                events.append(ev)
+                if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+                    await stream.send("also this [[say steered answer]]", id="m-soon")
+                if isinstance(ev, Notice) and ev.metadata.get("code") == "codebuddy.steered":
+                    gate.set()  # the CLI acknowledged the steer: let the held model response finish
+            result = await stream.result()
+        finally:
+            gate.set()
+    assert result.turns == 1 and result.text == "steered answer"
+    [outcome] = result.messages()
+    assert (outcome.state, outcome.boundary, outcome.mechanism) == (MessageState.DELIVERED, "in_run", "steer")
+    assert outcome.turn == 1
+    [turn_end] = of(events, TurnEnd)
+    assert turn_end.message_ids == ("m-soon",)
+    first, second = fake.model_requests
+    # Never a raw user line: the text reaches the same session's next request inside the CLI's message-queue reminder.
+    assert STEER_TAG in json.dumps(second.messages) and "also this" in json.dumps(second.messages)
+    assert second.headers.get("x-conversation-id") == first.headers.get("x-conversation-id")
+    begin, steered = second.user_queries()
+    assert begin == "begin" and steered.startswith('<system-reminder data-role="message-queue">')
+
+
+async def test_a_soon_message_during_an_approval_joins_the_turn_after_the_tool(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    fake.enqueue(ChatReply.tool("Bash", {"command": "echo tooled", "description": "echo"}))
+    fake.enqueue(ChatReply.text("finished with the note"))
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        stream = agent.send("run it")
+        asked: list[ApprovalRequest] = []
+        async for ev in stream.events():
+            if isinstance(ev, ApprovalRequest):
+                asked.append(ev)
+                await stream.send("note from the host", id="m-tool")
+            if isinstance(ev, Notice) and ev.metadata.get("code") == "codebuddy.steered":
+                asked[0].approve()  # the steer is in before the tool runs
+        result = await stream.result()
+    assert result.turns == 1 and result.text == "finished with the note"
+    [outcome] = result.messages()
+    assert (outcome.state, outcome.boundary, outcome.mechanism) == (MessageState.DELIVERED, "in_run", "steer")
+    after_tool = fake.model_requests[-1]
+    assert after_tool.tool_outputs and "tooled" in after_tool.tool_outputs[-1]
+    assert "note from the host" in json.dumps(after_tool.messages)
+
+
+async def test_an_after_turn_message_starts_a_second_turn(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    gate = threading.Event()
+    fake.enqueue(ChatReply.text("first part of it", hold=gate, hold_after=2))
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        stream = agent.send("begin")
+        try:
+            async for ev in stream.events():
+                if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+                    await stream.send("now the second [[say second answer]]", when=Timing.AFTER_TURN, id="m-after")
+                    gate.set()
+            result = await stream.result()
+        finally:
+            gate.set()
+    assert result.turns == 2 and result.text == "second answer"
+    [outcome] = result.messages()
+    assert (outcome.state, outcome.boundary, outcome.mechanism) == (MessageState.DELIVERED, "turn_end", "stdin")
+    assert outcome.turn == 2
+    first, second = fake.model_requests
+    assert first.prompt == "begin" and "now the second [[say second answer]]" in second.prompt
+
+
+async def test_an_interrupt_message_stops_the_streaming_turn_and_opens_the_next(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    gate = threading.Event()
+    fake.enqueue(ChatReply.text("a very long answer that never finishes", hold=gate, hold_after=2))
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        stream = agent.send("begin")
+        try:
+            async for ev in stream.events():
+                if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+                    await stream.send("stop and say hi [[say interrupted hi]]", when=Timing.INTERRUPT, id="m-int")
+            result = await stream.result()
+        finally:
+            gate.set()
+    assert result.turns == 2 and result.text == "interrupted hi"
+    [outcome] = result.messages()
+    assert (outcome.state, outcome.boundary, outcome.mechanism) == (MessageState.DELIVERED, "interrupt", "interrupt")
+    assert outcome.turn == 2
+    last = fake.model_requests[-1]
+    assert "stop and say hi [[say interrupted hi]]" in last.prompt
+    assert "turn_aborted" in json.dumps(last.messages)  # the same session goes on, told of the interruption
+
+
+async def test_an_interrupt_during_a_tool_ends_the_turn_without_a_result(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    fifo = workspace / "never-written"
+    os.mkfifo(fifo)  # reading it blocks until the tool is killed: the tool runs until the interrupt
+    fake.enqueue(ChatReply.tool("Bash", {"command": f"cat {fifo} && touch {workspace / 'after'}", "description": "x"}))
+    async with Agent(make_driver(permission_mode="acceptEdits", allowed_tools=["Bash"]), workspace=str(workspace)) as agent:
+        thread = agent.thread("t")
+        first = await thread.send("[[say warm]]").result()
+        stream = thread.send("run the tool")
+        events = []
+        async for ev in stream.events():
+            events.append(ev)
+            if isinstance(ev, ToolCall):
+                await stream.send("forget it [[say never]]", when=Timing.INTERRUPT, id="m-int")
+        result = await stream.result()
+        checkpoint = thread.checkpoint
+    assert first.text == "warm"
+    assert result.metadata["terminal_reason"] == "interrupted"
+    [outcome] = result.undelivered()
+    assert outcome.reason is MessageFailure.PROVIDER_REJECTED and outcome.id == "m-int"
+    assert not (workspace / "after").exists()
+    # The checkpoint rule: the interrupted run is not healthy, so the Thread keeps the first run's checkpoint.
+    assert checkpoint is not None and checkpoint.session_id == first.session_id
+    assert len(fake.model_requests) == 2
