@@ -3,6 +3,7 @@ the next user line, INTERRUPT through the ``interrupt`` control request, and an 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -133,28 +134,30 @@ async def test_an_interrupt_message_stops_the_streaming_turn_and_opens_the_next(
     assert "turn_aborted" in json.dumps(last.messages)  # the same session goes on, told of the interruption
 
 
-async def test_an_interrupt_during_a_tool_ends_the_turn_without_a_result(
+async def test_an_interrupt_while_a_tool_runs_kills_it_and_the_message_opens_the_next_turn(
     make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
 ) -> None:
     fifo = workspace / "never-written"
-    os.mkfifo(fifo)  # reading it blocks until the tool is killed: the tool runs until the interrupt
-    fake.enqueue(ChatReply.tool("Bash", {"command": f"cat {fifo} && touch {workspace / 'after'}", "description": "x"}))
+    os.mkfifo(fifo)  # the tool's `cat` blocks on it until the interrupt kills the tool
     async with Agent(make_driver(permission_mode="acceptEdits", allowed_tools=["Bash"]), workspace=str(workspace)) as agent:
         thread = agent.thread("t")
         first = await thread.send("[[say warm]]").result()
+        fake.enqueue(ChatReply.tool("Bash", {"command": f"cat {fifo} && touch {workspace / 'after'}", "description": "x"}))
         stream = thread.send("run the tool")
-        events = []
+        writers = []
         async for ev in stream.events():
-            events.append(ev)
-            if isinstance(ev, ToolCall):
-                await stream.send("forget it [[say never]]", when=Timing.INTERRUPT, id="m-int")
+            if isinstance(ev, ToolCall) and not writers:
+                # Opening the FIFO for writing returns once the tool's `cat` opened it: the tool is running now.
+                writers.append(await asyncio.to_thread(open, fifo, "w"))
+                await stream.send("forget it [[say stopped]]", when=Timing.INTERRUPT, id="m-int")
         result = await stream.result()
-        checkpoint = thread.checkpoint
+        writers[0].close()
+        third = await thread.send("[[say still here]]").result()
     assert first.text == "warm"
-    assert result.metadata["terminal_reason"] == "interrupted"
-    [outcome] = result.undelivered()
-    assert outcome.reason is MessageFailure.PROVIDER_REJECTED and outcome.id == "m-int"
+    assert result.turns == 2 and result.text == "stopped"
+    [outcome] = result.messages()
+    assert (outcome.state, outcome.boundary, outcome.mechanism) == (MessageState.DELIVERED, "interrupt", "interrupt")
     assert not (workspace / "after").exists()
-    # The checkpoint rule: the interrupted run is not healthy, so the Thread keeps the first run's checkpoint.
-    assert checkpoint is not None and checkpoint.session_id == first.session_id
-    assert len(fake.model_requests) == 2
+    # The same session goes on: the next send on the Thread sees the whole history.
+    assert third.text == "still here"
+    assert fake.model_requests[-1].user_queries()[0] == "[[say warm]]"

@@ -122,6 +122,7 @@ class CodeBuddyRun:
         self.saw_output = False
         self.turn_active = False
         self.cost = 0.0
+        self.steps = 0  # this run's share of the CLI's cumulative num_turns
         self.exit_code: int | None = None
         self._in_tool_phase = False
         self._watcher: asyncio.Task[None] | None = None
@@ -673,6 +674,9 @@ class CodeBuddyRun:
             self.proc.cost_total = res.cost_total
         if res.cost_usd is not None:
             self.cost += res.cost_usd
+        if res.num_turns >= self.proc.num_turns_total:
+            self.steps += res.num_turns - self.proc.num_turns_total
+            self.proc.num_turns_total = res.num_turns
         self.ctx.terminal("result", frame)
         self.ctx.transcript(
             TranscriptItem(
@@ -764,7 +768,7 @@ class CodeBuddyRun:
         if res is not None and not res.ok and self.user_interrupted:
             self._failure = self._classify(res)
             raise _Finished
-        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
+        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}", "num_turns": str(self.steps)}
         if res is not None:
             metadata["stop_reason"] = res.stop_reason
             metadata["terminal_reason"] = res.terminal_reason
