@@ -15,9 +15,7 @@ from _support import of
 from adaptor_nb import (
     Agent,
     ApprovalRequest,
-    MessageFailure,
     MessageState,
-    MessageUpdate,
     Notice,
     TextDelta,
     Timing,
@@ -139,10 +137,14 @@ async def test_an_interrupt_while_a_tool_runs_kills_it_and_the_message_opens_the
 ) -> None:
     fifo = workspace / "never-written"
     os.mkfifo(fifo)  # the tool's `cat` blocks on it until the interrupt kills the tool
-    async with Agent(make_driver(permission_mode="acceptEdits", allowed_tools=["Bash"]), workspace=str(workspace)) as agent:
+    async with Agent(
+        make_driver(permission_mode="acceptEdits", allowed_tools=["Bash"]), workspace=str(workspace)
+    ) as agent:
         thread = agent.thread("t")
         first = await thread.send("[[say warm]]").result()
-        fake.enqueue(ChatReply.tool("Bash", {"command": f"cat {fifo} && touch {workspace / 'after'}", "description": "x"}))
+        fake.enqueue(
+            ChatReply.tool("Bash", {"command": f"cat {fifo} && touch {workspace / 'after'}", "description": "x"})
+        )
         stream = thread.send("run the tool")
         writers = []
         async for ev in stream.events():
