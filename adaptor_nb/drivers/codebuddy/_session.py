@@ -106,6 +106,7 @@ class CodeBuddyRun:
         self.interrupt_claims: list[ClaimedMessage] = []
         self.interrupting = False
         self.steers: list[_Steer] = []
+        self.steer_refused = False  # the CLI said the turn is finishing ("idle"): SOON waits for its end
         self.model_responses = 0  # model responses started in this run (message_start or a new assistant message)
         self._last_message_id = ""
         self._saw_message_start = False
@@ -288,6 +289,7 @@ class CodeBuddyRun:
                     elif t == "system":
                         if frame.get("subtype") == "init" and not self.turn_active:
                             self.turn_active = True
+                            self.steer_refused = False
                             self.session_id = str(frame.get("session_id") or self.session_id)
                             self.source_meta = meta = _source_meta(self.session_id)
                             self._rewatch()
@@ -473,7 +475,11 @@ class CodeBuddyRun:
             return
         boundaries: frozenset[Boundary] = frozenset()
         if self.turn_active and self.session_id:
-            boundaries = frozenset({Boundary.IN_RUN} if self.interrupting else {Boundary.IN_RUN, Boundary.INTERRUPT})
+            boundaries = frozenset({Boundary.IN_RUN, Boundary.INTERRUPT})
+            if self.interrupting:
+                boundaries -= {Boundary.INTERRUPT}
+            if self.steer_refused or self.interrupting:
+                boundaries -= {Boundary.IN_RUN}
         watcher = self._watcher
         if boundaries == self._watching and watcher is not None and not watcher.done():
             return
@@ -502,7 +508,8 @@ class CodeBuddyRun:
                 self.interrupt_claims.extend(claimed)
                 self.interrupting = True
                 self.proc.interrupt_soon()
-        if self.turn_active and self.session_id and not self.interrupting and msgs.pending(Boundary.IN_RUN):
+        steerable = self.turn_active and self.session_id and not (self.interrupting or self.steer_refused)
+        if steerable and msgs.pending(Boundary.IN_RUN):
             claimed = msgs.claim(Boundary.IN_RUN)
             if claimed:
                 self._steer(claimed)
@@ -541,7 +548,9 @@ class CodeBuddyRun:
             )
             return
         self.steers.remove(steer)
+        self.steer_refused = True  # no second try in this turn: the CLI would refuse again until the result
         self._requeue(steer.claimed)
+        self._rewatch()
 
     def _requeue(self, claimed: list[ClaimedMessage]) -> None:
         msgs = self.ctx.messages

@@ -31,6 +31,7 @@ from ._approvals import APPROVALS
 from ._command import build_launch, config_fingerprint
 from ._config import DEFAULT_COMMAND, INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
+from ._mcp import project_servers
 from ._process import CursorProcess
 from ._session import PROVIDER, CursorTurn
 
@@ -118,15 +119,18 @@ class Driver:
                     metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
                 )
             )
-        proc = await CursorProcess.start(launch, ctx.raw_stderr)
-        turn = CursorTurn(
-            proc,
-            ctx,
-            partial=self.config.partial_output,
-            model=invocation.model or self.config.model,
-            grace=self.config.grace_period,
-        )
-        outcome = await turn.execute()
+        with project_servers(launch.cwd, invocation.mcp):
+            proc = await CursorProcess.start(launch, ctx.raw_stderr)
+            turn = CursorTurn(
+                proc,
+                ctx,
+                partial=self.config.partial_output,
+                model=invocation.model or self.config.model,
+                grace=self.config.grace_period,
+                resume=launch.resume,
+                thread_key=invocation.thread_key,
+            )
+            outcome = await turn.execute()
         outcome.checkpoint_data["workspace"] = launch.cwd
         outcome.checkpoint_data["mode"] = self.config.mode or "agent"
         return outcome
