@@ -163,3 +163,33 @@ async def test_an_interrupt_while_a_tool_runs_kills_it_and_the_message_opens_the
     # The same session goes on: the next send on the Thread sees the whole history.
     assert third.text == "still here"
     assert fake.model_requests[-1].user_queries()[0] == "[[say warm]]"
+
+
+async def test_a_soon_message_racing_the_end_of_the_turn_reaches_the_model_exactly_once(
+    make_driver: DriverFactory, fake: FakeChatCompletionsServer, workspace: Path
+) -> None:
+    """The held answer is released the moment the message is admitted: the CLI either takes the steer into the turn
+    or refuses it as "idle"; the driver then writes it after the result. Either way it is delivered exactly once."""
+    outcomes = []
+    for attempt in range(3):
+        gate = threading.Event()
+        fake.enqueue(ChatReply.text("a short answer", hold=gate, hold_after=2))
+        async with Agent(make_driver(), workspace=str(workspace)) as agent:
+            stream = agent.send(f"begin {attempt}")
+            try:
+                async for ev in stream.events():
+                    if isinstance(ev, TextDelta) and ev.text and not gate.is_set():
+                        await stream.send(f"note {attempt} [[say noted {attempt}]]", id=f"m-{attempt}")
+                        gate.set()
+                result = await stream.result()
+            finally:
+                gate.set()
+        [outcome] = result.messages()
+        assert outcome.state is MessageState.DELIVERED
+        assert (outcome.boundary, outcome.mechanism) in {("in_run", "steer"), ("turn_end", "stdin")}
+        assert result.text == f"noted {attempt}" and result.turns == (1 if outcome.boundary == "in_run" else 2)
+        outcomes.append(outcome.boundary)
+    for attempt in range(3):
+        # Counted in the requests that carry it as the newest input: once per attempt, never twice.
+        newest = [r for r in fake.model_requests if f"note {attempt} " in json.dumps(r.messages[-1])]
+        assert len(newest) == 1, (attempt, outcomes)
