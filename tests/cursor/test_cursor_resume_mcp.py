@@ -160,3 +160,17 @@ async def test_a_leftover_from_a_crashed_process_is_undone_first(make_driver, wo
     assert list(call["mcp_json"]["mcpServers"]) == ["echo"]  # type: ignore[index]
     assert (cursor_dir / "mcp.json").read_bytes() == own
     assert sorted(p.name for p in cursor_dir.iterdir()) == ["mcp.json"]
+
+
+async def test_an_empty_server_list_hides_the_project_servers_for_the_run(
+    make_driver, workspace: Path, tmp_path: Path
+) -> None:
+    own = b'{"mcpServers": {"mine": {"command": "my-server"}}}\n'
+    (workspace / ".cursor").mkdir()
+    (workspace / ".cursor" / "mcp.json").write_bytes(own)
+    log = tmp_path / "calls.jsonl"
+    async with Agent(make_driver(HAPPY, "--replay-log", str(log))) as agent:
+        await agent.send("no servers", mcp=[]).result()
+    (call,) = calls(log)
+    assert call["mcp_json"] == {"mcpServers": {}} and "--approve-mcps" in call["argv"]  # type: ignore[operator]
+    assert (workspace / ".cursor" / "mcp.json").read_bytes() == own
