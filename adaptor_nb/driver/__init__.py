@@ -27,6 +27,8 @@ _PUBLIC: dict[str, str] = {
     "Checkpoint": "._spi",
     "Choice": ".._approvals",
     "ClaimedMessage": "._spi",
+    "ClaudeLikeResult": "._claude_stream",
+    "ClaudeLikeTranslator": "._claude_stream",
     "CommonConfig": "._config",
     "ConfigError": ".._errors",
     "ContinueMode": ".._enums",
@@ -52,6 +54,7 @@ _PUBLIC: dict[str, str] = {
     "LineBuffer": "._process",
     "LineTooLong": "._process",
     "Invocation": "._spi",
+    "MCP_CONFIG_TRANSPORTS": "._mcp_config",
     "MCPTransportUnsupportedError": ".._errors",
     "MCPUnsupportedError": ".._errors",
     "MessageCapabilities": "._spi",
@@ -91,7 +94,11 @@ _PUBLIC: dict[str, str] = {
     "close_quietly": "._reuse",
     "continues_session": "._reuse",
     "mcp": "..:mcp",
+    "mcp_config_args": "._mcp_config",
     "parked": "._reuse",
+    "parse_claude_like_result": "._claude_stream",
+    "probe_cli": "._cli_probe",
+    "required_mcp_failures": "._mcp_config",
     "resolve_command": "._config",
     "secret_var": "._mcp",
     "shielded_close": "._reuse",
@@ -153,10 +160,17 @@ if TYPE_CHECKING:
     from ..mcp import SSE as SSE
     from ..mcp import Server as Server
     from ..mcp import Stdio as Stdio
+    from ._claude_stream import ClaudeLikeResult as ClaudeLikeResult
+    from ._claude_stream import ClaudeLikeTranslator as ClaudeLikeTranslator
+    from ._claude_stream import parse_claude_like_result as parse_claude_like_result
+    from ._cli_probe import probe_cli as probe_cli
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
     from ._mcp import check_bearer_envs as check_bearer_envs
     from ._mcp import secret_var as secret_var
+    from ._mcp_config import MCP_CONFIG_TRANSPORTS as MCP_CONFIG_TRANSPORTS
+    from ._mcp_config import mcp_config_args as mcp_config_args
+    from ._mcp_config import required_mcp_failures as required_mcp_failures
     from ._probe import EnvironmentStatus as EnvironmentStatus
     from ._probe import capture_output as capture_output
     from ._process import CLIProcess as CLIProcess

@@ -54,7 +54,8 @@ class ChatReply:
     """One scripted model response: reasoning, text and/or tool calls, or an HTTP error.
 
     ``cut=True`` closes the body after the content without ``finish_reason``, usage or ``[DONE]``; ``hold``
-    pauses after the first chunk until the event is set; ``delay`` sleeps between chunks (a slow stream);
+    pauses after the first ``hold_after`` chunks (1: only the role chunk) until the event is set; ``delay`` sleeps
+    between chunks (a slow stream);
     ``usage`` is (prompt, completion) tokens.
     """
 
@@ -65,6 +66,7 @@ class ChatReply:
     error_message: str = ""
     cut: bool = False
     hold: threading.Event | None = None
+    hold_after: int = 1
     delay: float = 0.0
     usage: tuple[int, int] = (20, 5)
     words_per_delta: int = 4
@@ -309,7 +311,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         chunks = sse_chunks(reply, request.model or "fake-model", owner._next_id("chatcmpl"), owner._call_ids())
-        self._chunk(next(chunks))
+        for data in itertools.islice(chunks, max(1, reply.hold_after)):
+            self._chunk(data)
         if reply.hold is not None:
             while not reply.hold.wait(0.05):
                 if owner._stopping.is_set():

@@ -6,9 +6,10 @@ Run it as the driver's command::
 
 (``cursor_replay_command(RECORDING, ...)`` builds that list). The driver's own arguments follow. Like the real CLI
 it takes ``-p --output-format stream-json [--stream-partial-output] --workspace DIR [--trust] [--resume ID]
-[--model M] [--mode agent|ask|plan] [--force|--yolo]``, reads the prompt on stdin, refuses an unknown flag or a
-prompt on the command line with exit code 1, then prints the recording one line at a time. A recording that ends
-without a ``result`` (or ``run.completed``) line makes it exit with code 1, like a CLI that died mid-turn.
+[--model M] [--mode agent|ask|plan] [--force|--yolo] [--approve-mcps]``, reads the prompt on stdin, refuses an
+unknown flag or a prompt on the command line with exit code 1, then prints the recording one line at a time. A
+recording that ends without a ``result`` (or ``run.completed``) line makes it exit with code 1, like a CLI that died
+mid-turn.
 ``--version`` and ``models`` answer without a recording.
 
 Replay options (before or among the driver's arguments, each ``--replay-NAME VALUE``):
@@ -16,7 +17,10 @@ Replay options (before or among the driver's arguments, each ``--replay-NAME VAL
 * ``--replay-on-resume ID=FILE``: replay FILE instead when the driver passes ``--resume ID``;
 * ``--replay-expect FLAG`` / ``--replay-expect FLAG=VALUE``: exit 2 unless argv has FLAG (with VALUE);
 * ``--replay-forbid FLAG``: exit 2 if argv has FLAG;
-* ``--replay-log PATH``: append one JSON line (argv, prompt, cwd, whether ``CURSOR_API_KEY`` was set);
+* ``--replay-log PATH``: append one JSON line (argv, prompt, cwd, whether ``CURSOR_API_KEY`` was set, and the
+  parsed ``<workspace>/.cursor/mcp.json`` as ``mcp_json``, None when there is none);
+* ``--replay-expect-mcp NAME`` / ``--replay-expect-mcp NAME=ENV``: exit 2 unless ``<workspace>/.cursor/mcp.json``
+  declares server NAME (and, with ``=ENV``, each ``${env:VAR}`` it names is set in this process's environment);
 * ``--replay-stderr TEXT``: write TEXT to stderr first;
 * ``--replay-die-after N``: SIGKILL itself after printing N lines;
 * ``--replay-hang-after N``: after N lines, wait until killed;
@@ -46,7 +50,8 @@ __all__ = ["VERSION", "cursor_replay_command", "main"]
 VERSION = "2026.01.01-replay"
 MODELS = ("auto - Auto (default)", "gpt-5 - GPT-5", "sonnet-4.5 - Claude 4.5 Sonnet")
 _VALUED = {"--output-format", "--workspace", "--resume", "--model", "-m", "--mode", "--api-key"}
-_SWITCHES = {"-p", "--print", "--stream-partial-output", "--trust", "--force", "-f", "--yolo"}
+_SWITCHES = {"-p", "--print", "--stream-partial-output", "--trust", "--force", "-f", "--yolo", "--approve-mcps"}
+_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _MODES = ("agent", "ask", "plan")
 _MARKER = "Reply with exactly:"
 
@@ -120,6 +125,25 @@ def _check(replay: dict[str, list[str]], flags: dict[str, str]) -> None:
     for name in replay.get("forbid", []):
         if name in flags:
             raise Usage(f"replay: {name} must not be passed")
+    for want in replay.get("expect-mcp", []):
+        name, eq, _ = want.partition("=")
+        doc = _project_mcp(flags)
+        servers = doc.get("mcpServers") if isinstance(doc, dict) else None
+        if not isinstance(servers, dict) or name not in servers:
+            raise Usage(f"replay: expected MCP server {name!r} in <workspace>/.cursor/mcp.json, got {doc!r}")
+        if eq:
+            missing = [v for v in _ENV_REF.findall(json.dumps(servers[name])) if v not in os.environ]
+            if missing:
+                raise Usage(f"replay: MCP server {name!r} names unset environment variables {missing}")
+
+
+def _project_mcp(flags: dict[str, str]) -> Any:
+    """The parsed ``.cursor/mcp.json`` of the workspace (None when absent or unreadable)."""
+    try:
+        with open(os.path.join(flags.get("--workspace", ""), ".cursor", "mcp.json"), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
 
 
 def _answer_lines(prompt: str, flags: dict[str, str]) -> list[bytes]:
@@ -228,7 +252,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if str(exc).startswith("error:") or "stdin" in str(exc) else 2
     prompt = sys.stdin.buffer.read().decode("utf-8", "replace")
     for path in replay.get("log", []):
-        entry = {"argv": cli, "prompt": prompt, "cwd": os.getcwd(), "api_key": bool(os.environ.get("CURSOR_API_KEY"))}
+        entry = {
+            "argv": cli,
+            "prompt": prompt,
+            "cwd": os.getcwd(),
+            "api_key": bool(os.environ.get("CURSOR_API_KEY")),
+            "mcp_json": _project_mcp(flags),
+        }
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry) + "\n")
     if not prompt.strip():

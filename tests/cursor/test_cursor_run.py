@@ -76,14 +76,8 @@ async def test_a_thread_resumes_with_the_session_id(make_driver, tmp_path: Path)
 
 async def test_a_failed_run_does_not_replace_the_checkpoint(make_driver, tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
-    fixtures = FIXTURES
-    driver = make_driver(
-        "happy-assistant.jsonl",
-        "--replay-on-resume",
-        f"cursor-happy={fixtures / 'failure.jsonl'}",
-        "--replay-log",
-        str(log),
-    )
+    # "two" and "three" fail after system/init of the resumed session (exit 1 without a result line)
+    driver = make_driver("happy-assistant.jsonl", "--replay-fail-when", "two|three", "--replay-log", str(log))
     async with Agent(driver) as agent:
         thread = agent.thread("t1")
         await thread.send("one").result()
@@ -92,7 +86,7 @@ async def test_a_failed_run_does_not_replace_the_checkpoint(make_driver, tmp_pat
         with pytest.raises(AgentFailed):
             await thread.send("three").result()
     argvs = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
-    # the failed session "cursor-fail" never became the checkpoint: the third run resumes the first session
+    # the failed second run never replaced the checkpoint: the third run resumes the first session
     assert [a[a.index("--resume") + 1] for a in argvs[1:]] == ["cursor-happy", "cursor-happy"]
 
 

@@ -1,57 +1,11 @@
-"""``--mcp-config`` for Claude Code: the JSON names secrets as ``${VAR}`` references the CLI expands itself."""
+"""``--mcp-config`` for Claude Code: the door's shared MCP JSON (secrets as ``${VAR}`` references)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from ...driver import MCP_CONFIG_TRANSPORTS, mcp_config_args, required_mcp_failures
 
-from ...driver import (
-    Server,
-    Stdio,
-    secret_var,
-)
+TRANSPORTS = MCP_CONFIG_TRANSPORTS
+mcp_args = mcp_config_args
+required_failures = required_mcp_failures
 
-TRANSPORTS = frozenset({"stdio", "http", "sse"})
-
-
-def mcp_args(servers: tuple[Server, ...] | None) -> tuple[list[str], dict[str, str]]:
-    """The CLI arguments for ``servers`` and the private environment that carries their secret values.
-
-    None leaves the CLI's own MCP configuration alone; any set (even empty) is strict: only these servers.
-    """
-    if servers is None:
-        return [], {}
-    secrets: dict[str, str] = {}
-    table: dict[str, Any] = {}
-    for s in servers:
-        entry: dict[str, Any]
-        if isinstance(s, Stdio):
-            entry = {"type": "stdio", "command": s.command, "args": list(s.args)}
-            if s.env:
-                entry["env"] = {k: _ref(secrets, secret_var(s.name, "env", k), v) for k, v in s.env.items()}
-        else:
-            entry = {"type": s.transport, "url": s.url}
-            headers = {k: _ref(secrets, secret_var(s.name, "header", k), v) for k, v in s.headers.items()}
-            if s.bearer_token_env:
-                headers["Authorization"] = "Bearer ${" + s.bearer_token_env + "}"
-            if headers:
-                entry["headers"] = headers
-        table[s.name] = entry
-    config = json.dumps({"mcpServers": table}, separators=(",", ":"), sort_keys=True)
-    return ["--mcp-config", config, "--strict-mcp-config"], secrets
-
-
-def _ref(secrets: dict[str, str], name: str, value: str) -> str:
-    secrets[name] = value
-    return "${" + name + "}"
-
-
-def required_failures(frame: dict[str, Any], servers: tuple[Server, ...] | None) -> list[str]:
-    """Required servers the ``init`` frame reports as not connected (``name (status)``)."""
-    required = {s.name for s in servers or () if s.required}
-    if not required:
-        return []
-    status = {
-        str(e.get("name")): str(e.get("status") or "") for e in frame.get("mcp_servers") or () if isinstance(e, dict)
-    }
-    return [f"{n} ({status.get(n) or 'missing'})" for n in sorted(required) if status.get(n) != "connected"]
+__all__ = ["TRANSPORTS", "mcp_args", "required_failures"]

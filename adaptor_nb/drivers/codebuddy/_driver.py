@@ -10,14 +10,11 @@ from typing import Any
 from ...driver import (
     FULL_APPROVALS,
     Boundary,
-    ConfigError,
     ContinueMode,
     Descriptor,
     DriverFailure,
     DriverOutcome,
-    EnvironmentCheck,
     EnvironmentReport,
-    EnvironmentStatus,
     FeatureLevel,
     IdentityCodec,
     InvalidDriverConfigError,
@@ -32,10 +29,10 @@ from ...driver import (
     RunContext,
     SandboxLevel,
     StructuredOutputCapabilities,
-    capture_output,
     close_quietly,
     continues_session,
     parked,
+    probe_cli,
     resolve_command,
     shielded_close,
 )
@@ -47,10 +44,11 @@ from ._process import CodeBuddyProcess
 from ._profile import codebuddy_layout
 from ._session import CodeBuddyRun, emit_spawn
 
-# Supplemental messages wait for the turn's end: a user line written mid-turn starts a parallel session.
+# SOON goes into the running turn through the ``steer`` control request (a user line written mid-turn would start
+# a parallel session), AFTER_TURN as the next user line, INTERRUPT through the ``interrupt`` control request.
 MESSAGES = MessageCapabilities(
-    boundaries=frozenset({Boundary.TURN_END}),
-    interrupt=False,
+    boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}),
+    interrupt=True,
     continue_mode=ContinueMode.IN_RUN,
     confirmed_delivery=False,
     persists_delivered=True,
@@ -260,33 +258,18 @@ class Driver:
 
     async def probe_environment(self) -> EnvironmentReport:
         """CLI found, its version and the auth source, without starting a model task."""
-        checks: list[EnvironmentCheck] = []
-        try:
+
+        def command() -> list[str]:
             self.config.validate()
-            command = self.command()
-        except ConfigError as exc:
-            checks.append(EnvironmentCheck("cli", False, str(exc)))
-            return EnvironmentReport(
-                driver="codebuddy", status=EnvironmentStatus.MISSING, checks=tuple(checks), messages=MESSAGES
-            )
-        checks.append(EnvironmentCheck("cli", True, command[0]))
-        version = ""
-        try:
-            out = await capture_output([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
-            version = out.strip().split()[0] if out.strip() else ""
-            checks.append(EnvironmentCheck("version", bool(version), out.strip()))
-        except (OSError, TimeoutError) as exc:
-            checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
-        auth = self._auth_source()
-        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no API key, auth token or login found"))
-        status = EnvironmentStatus.OK if version and auth else EnvironmentStatus.DEGRADED
-        return EnvironmentReport(
-            driver="codebuddy",
-            status=status,
-            version=version,
-            command=tuple(command),
-            auth_source=auth,
-            checks=tuple(checks),
+            return self.command()
+
+        return await probe_cli(
+            "codebuddy",
+            command,
+            self._env(),
+            timeout=self.config.startup_timeout,
+            auth=self._auth_source(),
+            no_auth="no API key, auth token or login found",
             messages=MESSAGES,
         )
 

@@ -137,6 +137,7 @@ class CodeBuddyProcess:
         self._seq = 0
         self.session_id = ""
         self.cost_total = 0.0
+        self.num_turns_total = 0  # the CLI's num_turns counts every step since the process started
         self.busy = False
         self.broken = False
         self.returncode: int | None = None

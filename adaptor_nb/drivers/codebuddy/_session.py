@@ -62,6 +62,19 @@ class _Pending:
     mechanism: str = "stdin"
 
 
+@dataclass
+class _Steer:
+    """Messages sent into the running turn with a ``steer`` control request.
+
+    They count as delivered once a model response starts after the CLI acknowledged them (the CLI adds steered
+    text to the turn's next model request); a refusal, or a turn that ends first, sends them back to the queue.
+    """
+
+    claimed: list[ClaimedMessage]
+    task: asyncio.Task[dict[str, Any]]
+    acked_at: int | None = None  # the model responses started when the acknowledgement was read
+
+
 class _Finished(Exception):
     """Internal: the run reached its end (the loop unwinds with this)."""
 
@@ -92,6 +105,11 @@ class CodeBuddyRun:
         self.plan_path = ""
         self.interrupt_claims: list[ClaimedMessage] = []
         self.interrupting = False
+        self.steers: list[_Steer] = []
+        self.steer_refused = False  # the CLI said the turn is finishing ("idle"): SOON waits for its end
+        self.model_responses = 0  # model responses started in this run (message_start or a new assistant message)
+        self._last_message_id = ""
+        self._saw_message_start = False
         self.user_interrupted = ""
         self.plan_denied = ""  # the tool_use_id of an ExitPlanMode that was denied: the CLI writes no result after it
         self.plan_abort: Exception | None = None  # the policy's abort for that denial, raised once the turn ended
@@ -105,6 +123,7 @@ class CodeBuddyRun:
         self.saw_output = False
         self.turn_active = False
         self.cost = 0.0
+        self.steps = 0  # this run's share of the CLI's cumulative num_turns
         self.exit_code: int | None = None
         self._in_tool_phase = False
         self._watcher: asyncio.Task[None] | None = None
@@ -128,7 +147,8 @@ class CodeBuddyRun:
 
     async def close(self) -> None:
         """Stop helper tasks (message watcher, approvals still waiting)."""
-        tasks = [t for t in (self._watcher, *self.approval_tasks.values()) if t is not None and not t.done()]
+        steering = [s.task for s in self.steers]
+        tasks = [t for t in (self._watcher, *self.approval_tasks.values(), *steering) if t is not None and not t.done()]
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -141,8 +161,10 @@ class CodeBuddyRun:
         if msgs is None:
             return
         leftovers = [m for p in self.pending.values() for m in p.claimed] + self.interrupt_claims
+        leftovers += [m for st in self.steers for m in st.claimed]
         self.pending.clear()
         self.interrupt_claims = []
+        self.steers = []
         for m in leftovers:
             with contextlib.suppress(RuntimeError):
                 msgs.failed(m, reason)
@@ -239,11 +261,14 @@ class CodeBuddyRun:
                                     if not emit_nowait(td):
                                         await emit(td)
                                     continue
+                        if type(ev) is dict and ev.get("type") == "message_start":
+                            self._model_response_started()
                         for ev in tr.stream_event(frame):
                             await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
                             self._tool_phase()
                     elif t == "assistant":
+                        self._note_assistant(frame)
                         self._note_plan_file(frame)
                         for ev in tr.assistant(frame):
                             await emit(self._sourced(ev))
@@ -264,9 +289,10 @@ class CodeBuddyRun:
                     elif t == "system":
                         if frame.get("subtype") == "init" and not self.turn_active:
                             self.turn_active = True
-                            self._rewatch()
+                            self.steer_refused = False
                             self.session_id = str(frame.get("session_id") or self.session_id)
                             self.source_meta = meta = _source_meta(self.session_id)
+                            self._rewatch()
                         for ev in tr.system(frame):
                             await emit(self._sourced(ev))
                         if frame.get("subtype") == "init":
@@ -299,9 +325,19 @@ class CodeBuddyRun:
 
     # -- input -------------------------------------------------------------------------------------------
 
-    def _write_user(self, text: str, claimed: list[ClaimedMessage], boundary: Boundary, mechanism: str) -> str:
+    def _write_user(
+        self,
+        text: str,
+        claimed: list[ClaimedMessage],
+        boundary: Boundary,
+        mechanism: str,
+        also: list[ClaimedMessage] | None = None,
+    ) -> str:
+        """Write one user line; ``also`` are messages joined to it at turn end (delivered as TURN_END/stdin)."""
         uid = str(uuid.uuid4())
         self.pending[uid] = _Pending(claimed, boundary, mechanism)
+        if also:
+            self.pending[uid + "+"] = _Pending(also, Boundary.TURN_END, "stdin")
         self.proc.busy = True
         self.ctx.set_turn_id(str(self.ctx.turns + 1))
         self.proc.send(
@@ -315,6 +351,9 @@ class CodeBuddyRun:
         )
         if not self.echo_supported:
             self._delivered(self.pending.pop(uid))
+            extra = self.pending.pop(uid + "+", None)
+            if extra is not None:
+                self._delivered(extra)
         return uid
 
     def _delivered(self, p: _Pending) -> None:
@@ -426,11 +465,21 @@ class CodeBuddyRun:
     # -- supplemental messages ---------------------------------------------------------------------------
 
     def _rewatch(self) -> None:
-        """Watch the queue for exactly what can be delivered now: nothing is claimed that must wait anyway."""
+        """Watch the queue for exactly what can be delivered now: nothing is claimed that must wait anyway.
+
+        While a turn runs, SOON messages go in through ``steer`` (a user line written mid-turn would start a
+        parallel session) and INTERRUPT messages through the ``interrupt`` control request; between turns they
+        wait for the turn's end, where ``_result`` writes them as the next user line.
+        """
         if self.ctx.messages is None:
             return
-        # A user line written mid-turn would start a parallel session: messages wait for the turn's end.
         boundaries: frozenset[Boundary] = frozenset()
+        if self.turn_active and self.session_id:
+            boundaries = frozenset({Boundary.IN_RUN, Boundary.INTERRUPT})
+            if self.interrupting:
+                boundaries -= {Boundary.INTERRUPT}
+            if self.steer_refused or self.interrupting:
+                boundaries -= {Boundary.IN_RUN}
         watcher = self._watcher
         if boundaries == self._watching and watcher is not None and not watcher.done():
             return
@@ -446,10 +495,8 @@ class CodeBuddyRun:
         self.proc.inbox.put_nowait((WAKE, self, "messages"))
 
     def _tool_phase(self) -> None:
-        """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
+        """A tool is about to run (kept for the plan and interrupt bookkeeping; delivery does not depend on it)."""
         self._in_tool_phase = True
-        if self.ctx.messages is not None:
-            self._deliver_now()
 
     def _deliver_now(self) -> None:
         msgs = self.ctx.messages
@@ -461,15 +508,93 @@ class CodeBuddyRun:
                 self.interrupt_claims.extend(claimed)
                 self.interrupting = True
                 self.proc.interrupt_soon()
-        if self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
+        steerable = self.turn_active and self.session_id and not (self.interrupting or self.steer_refused)
+        if steerable and msgs.pending(Boundary.IN_RUN):
             claimed = msgs.claim(Boundary.IN_RUN)
             if claimed:
-                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.IN_RUN, "stdin")
+                self._steer(claimed)
         self._rewatch()
+
+    def _steer(self, claimed: list[ClaimedMessage]) -> None:
+        """Send ``claimed`` into the running turn; the acknowledgement comes back through the inbox, in order."""
+        request = {
+            "subtype": "steer",
+            "session_id": self.session_id,
+            "content_blocks": [{"type": "text", "text": "\n\n".join(m.text for m in claimed)}],
+        }
+        task = asyncio.get_running_loop().create_task(self.proc.control(request))
+        steer = _Steer(claimed, task)
+        self.steers.append(steer)
+
+        def acked(_: asyncio.Task[dict[str, Any]]) -> None:
+            self.proc.inbox.put_nowait((WAKE, self, ("steered", steer)))
+
+        task.add_done_callback(acked)
+
+    async def _steer_answered(self, steer: _Steer) -> None:
+        """The CLI answered a steer: a refusal sends the messages back to the queue (turn end takes them)."""
+        if steer not in self.steers:
+            return
+        task = steer.task
+        ok = not task.cancelled() and task.exception() is None and task.result().get("steered") is True
+        if ok:
+            steer.acked_at = self.model_responses
+            await self.ctx.emit(
+                Notice(
+                    kind=NoticeKind.LIFECYCLE.value,
+                    text=f"CodeBuddy Code took {len(steer.claimed)} message(s) into the running turn (steer)",
+                    metadata={"code": "codebuddy.steered", "message_ids": ",".join(m.id for m in steer.claimed)},
+                )
+            )
+            return
+        self.steers.remove(steer)
+        self.steer_refused = True  # no second try in this turn: the CLI would refuse again until the result
+        self._requeue(steer.claimed)
+        self._rewatch()
+
+    def _requeue(self, claimed: list[ClaimedMessage]) -> None:
+        msgs = self.ctx.messages
+        if msgs is None:
+            return
+        for m in claimed:
+            with contextlib.suppress(RuntimeError):
+                msgs.requeue(m)
+
+    def _model_response_started(self, from_assistant: bool = False) -> None:
+        """A model request of this turn began: steered messages acknowledged before it are in it."""
+        self.model_responses += 1
+        self._saw_message_start = self._saw_message_start or not from_assistant
+        for steer in [s for s in self.steers if s.acked_at is not None and s.acked_at < self.model_responses]:
+            self.steers.remove(steer)
+            self._delivered(_Pending(steer.claimed, Boundary.IN_RUN, "steer"))
+
+    def _note_assistant(self, frame: dict[str, Any]) -> None:
+        """Without partial messages an assistant line with a new message id is the sign of a new model response."""
+        if self._saw_message_start:
+            return
+        message = frame.get("message")
+        mid = str(message.get("id") or "") if isinstance(message, dict) else ""
+        if mid and mid != self._last_message_id:
+            self._last_message_id = mid
+            self._model_response_started(from_assistant=True)
+
+    async def _settle_steers(self) -> None:
+        """At a turn's end: wait for unanswered steers; those that reached no model request go back to the queue."""
+        for steer in list(self.steers):
+            if not steer.task.done():
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(steer.task), 5.0)
+        leftover, self.steers = self.steers, []
+        for steer in leftover:
+            if not steer.task.done():
+                steer.task.cancel()
+            self._requeue(steer.claimed)
 
     async def _wake(self, payload: Any) -> None:
         if payload == "messages":
             self._deliver_now()
+        elif isinstance(payload, tuple) and payload[0] == "steered":
+            await self._steer_answered(payload[1])
         elif isinstance(payload, tuple) and payload[0] == "raise":
             raise payload[1]
 
@@ -500,6 +625,7 @@ class CodeBuddyRun:
         The CLI's next user line would start a new session without history, so the process is not reused and
         messages waiting for this turn cannot reach it.
         """
+        await self._settle_steers()
         self.proc.busy = False
         self.proc.broken = True
         self.turn_active = False
@@ -551,11 +677,15 @@ class CodeBuddyRun:
             )
 
     async def _result(self, frame: dict[str, Any]) -> None:
+        await self._settle_steers()
         res = parse_result(frame, self.proc.cost_total)
         if res.cost_total is not None:
             self.proc.cost_total = res.cost_total
         if res.cost_usd is not None:
             self.cost += res.cost_usd
+        if res.num_turns >= self.proc.num_turns_total:
+            self.steps += res.num_turns - self.proc.num_turns_total
+            self.proc.num_turns_total = res.num_turns
         self.ctx.terminal("result", frame)
         self.ctx.transcript(
             TranscriptItem(
@@ -615,13 +745,16 @@ class CodeBuddyRun:
             return  # input written during the turn became a turn of its own; its result is still to come
         msgs = self.ctx.messages
         if more and msgs is not None:
+            interrupts, self.interrupt_claims = self.interrupt_claims, []
+            self.interrupting = False
             claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
-            if self.interrupt_claims:
-                claimed = self.interrupt_claims + claimed
-                self.interrupt_claims = []
-                self.interrupting = False
             if msgs.pending(Boundary.INTERRUPT):
                 claimed += msgs.claim(Boundary.INTERRUPT)
+            if interrupts:
+                # The interrupted turn ended with a result: its messages open the next turn, the others join them.
+                text = "\n\n".join(m.text for m in interrupts + claimed)
+                self._write_user(text, interrupts, Boundary.INTERRUPT, "interrupt", also=claimed)
+                return
             if claimed:
                 self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
                 return
@@ -644,7 +777,7 @@ class CodeBuddyRun:
         if res is not None and not res.ok and self.user_interrupted:
             self._failure = self._classify(res)
             raise _Finished
-        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
+        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}", "num_turns": str(self.steps)}
         if res is not None:
             metadata["stop_reason"] = res.stop_reason
             metadata["terminal_reason"] = res.terminal_reason

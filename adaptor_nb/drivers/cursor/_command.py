@@ -7,9 +7,10 @@ import json
 import os
 from dataclasses import dataclass
 
-from ...driver import ConfigError, Invocation
+from ...driver import ConfigError, Invocation, check_bearer_envs
 from ._approvals import force_flag
 from ._config import Config
+from ._mcp import mcp_config, mcp_flags
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     if config.mode:
         argv += ["--mode", config.mode]
     argv += force_flag(inv.policy)
+    argv += mcp_flags(inv.mcp)
     argv += config.extra_args
     prompt = inv.prompt
     instructions = instructions_for(config, inv)
@@ -65,6 +67,9 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     env.update(config.env)
     env.update(inv.env)
     env.update(config.secret_env)
+    if inv.mcp is not None:
+        check_bearer_envs(inv.mcp, env, "cursor")
+        env.update(mcp_config(inv.mcp)[1])  # the values .cursor/mcp.json names as ${env:VAR}, never in the file
     return Launch(argv=argv, env=env, cwd=cwd, stdin=prompt.encode(), resume=resume)
 
 

@@ -9,13 +9,11 @@ from typing import Any
 
 from ...driver import (
     Boundary,
-    ConfigError,
     ContinueMode,
     Descriptor,
     DriverOutcome,
     EnvironmentCheck,
     EnvironmentReport,
-    EnvironmentStatus,
     IdentityCodec,
     Invocation,
     MessageCapabilities,
@@ -25,12 +23,14 @@ from ...driver import (
     RunContext,
     StructuredOutputCapabilities,
     capture_output,
+    probe_cli,
     resolve_command,
 )
 from ._approvals import APPROVALS
 from ._command import build_launch, config_fingerprint
 from ._config import DEFAULT_COMMAND, INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
+from ._mcp import project_servers
 from ._process import CursorProcess
 from ._session import PROVIDER, CursorTurn
 
@@ -118,15 +118,18 @@ class Driver:
                     metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
                 )
             )
-        proc = await CursorProcess.start(launch, ctx.raw_stderr, self.config.max_line_bytes)
-        turn = CursorTurn(
-            proc,
-            ctx,
-            partial=self.config.partial_output,
-            model=invocation.model or self.config.model,
-            grace=self.config.grace_period,
-        )
-        outcome = await turn.execute()
+        with project_servers(launch.cwd, invocation.mcp):
+            proc = await CursorProcess.start(launch, ctx.raw_stderr, self.config.max_line_bytes)
+            turn = CursorTurn(
+                proc,
+                ctx,
+                partial=self.config.partial_output,
+                model=invocation.model or self.config.model,
+                grace=self.config.grace_period,
+                resume=launch.resume,
+                thread_key=invocation.thread_key,
+            )
+            outcome = await turn.execute()
         outcome.checkpoint_data["workspace"] = launch.cwd
         outcome.checkpoint_data["mode"] = self.config.mode or "agent"
         return outcome
@@ -152,35 +155,20 @@ class Driver:
 
     async def probe_environment(self) -> EnvironmentReport:
         """CLI found, its version and the credentials, without starting a model task."""
-        checks: list[EnvironmentCheck] = []
-        try:
+
+        def command() -> list[str]:
             self.config.validate()
-            command = self.command()
-        except ConfigError as exc:
-            checks.append(EnvironmentCheck("cli", False, str(exc)))
-            return EnvironmentReport(
-                driver="cursor", status=EnvironmentStatus.MISSING, checks=tuple(checks), messages=MESSAGES
-            )
-        checks.append(EnvironmentCheck("cli", True, command[0]))
-        version = ""
-        try:
-            out = await capture_output([*command, "--version"], self._env(), timeout=self.config.startup_timeout)
-            version = out.strip().split()[0] if out.strip() else ""
-            checks.append(EnvironmentCheck("version", bool(version), out.strip()))
-        except (OSError, TimeoutError) as exc:
-            checks.append(EnvironmentCheck("version", False, f"{type(exc).__name__}: {exc}"))
-        auth = self._auth_source()
-        checks.append(EnvironmentCheck("auth", bool(auth), auth or "no CURSOR_API_KEY and no `agent login` found"))
-        checks.append(EnvironmentCheck("hooks", False, HOOK_NOTICE))
-        status = EnvironmentStatus.OK if version and auth else EnvironmentStatus.DEGRADED
-        return EnvironmentReport(
-            driver="cursor",
-            status=status,
-            version=version,
-            command=tuple(command),
-            auth_source=auth,
-            checks=tuple(checks),
+            return self.command()
+
+        return await probe_cli(
+            "cursor",
+            command,
+            self._env(),
+            timeout=self.config.startup_timeout,
+            auth=self._auth_source(),
+            no_auth="no CURSOR_API_KEY and no `agent login` found",
             messages=MESSAGES,
+            extra=[EnvironmentCheck("hooks", False, HOOK_NOTICE)],
         )
 
     async def list_models(self) -> list[ModelInfo]:

@@ -1,10 +1,155 @@
-"""MCP for Cursor Agent: not wired yet.
+"""MCP for Cursor Agent: the run's servers go into the workspace's ``.cursor/mcp.json`` while its process runs.
 
-Cursor reads MCP servers from ``.cursor/mcp.json`` in the workspace or in the user's home; writing either would
-change files the user owns, so this driver declares no MCP transports and the core refuses ``mcp=`` before launch.
-MCP calls that Cursor makes through servers the user configured are still reported (``mcpToolCall``).
+Cursor has no MCP flag; it reads ``.cursor/mcp.json`` in the workspace (and ``~/.cursor/mcp.json``). When a run
+declares servers (``mcp=[...]``, even an empty list) the driver writes the project file for the turn's process and
+puts back exactly what was there before (the user's own file, or nothing) when the process has exited. Secret values
+never enter the file: it names them as ``${env:VAR}``, which Cursor expands from its own environment, where the driver
+puts the values. ``--approve-mcps`` lets a headless run use the servers without a prompt. ``mcp=None`` leaves every
+file alone.
 """
 
 from __future__ import annotations
 
-TRANSPORTS: frozenset[str] = frozenset()
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ...driver import (
+    ConfigError,
+    Server,
+    Stdio,
+    secret_var,
+)
+
+TRANSPORTS = frozenset({"stdio", "http", "sse"})
+PROJECT_FILE = os.path.join(".cursor", "mcp.json")
+BACKUP_SUFFIX = ".adaptor_nb-original"  # the user's own file while ours is in place (survives a crash)
+_ABSENT = ".adaptor_nb-absent"  # marks that there was no file before ours (survives a crash)
+_active: dict[str, tuple[bytes, int]] = {}  # workspace file -> (content written, runs using it)
+
+
+def mcp_config(servers: tuple[Server, ...]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``mcp.json`` document for ``servers`` and the private environment holding their secret values."""
+    secrets: dict[str, str] = {}
+    table: dict[str, Any] = {}
+    for s in servers:
+        entry: dict[str, Any]
+        if isinstance(s, Stdio):
+            entry = {"command": s.command, "args": list(s.args)}
+            if s.env:
+                entry["env"] = {k: _ref(secrets, secret_var(s.name, "env", k), v) for k, v in s.env.items()}
+        else:
+            entry = {"url": s.url}
+            headers = {k: _ref(secrets, secret_var(s.name, "header", k), v) for k, v in s.headers.items()}
+            if s.bearer_token_env:
+                headers["Authorization"] = "Bearer ${env:" + s.bearer_token_env + "}"
+            if headers:
+                entry["headers"] = headers
+        table[s.name] = entry
+    return {"mcpServers": table}, secrets
+
+
+def mcp_flags(servers: tuple[Server, ...] | None) -> list[str]:
+    """The CLI flag a run with declared servers needs (headless runs cannot approve a server interactively)."""
+    return [] if servers is None else ["--approve-mcps"]
+
+
+def _ref(secrets: dict[str, str], name: str, value: str) -> str:
+    secrets[name] = value
+    return "${env:" + name + "}"
+
+
+def render(servers: tuple[Server, ...]) -> bytes:
+    """The exact bytes written to ``.cursor/mcp.json`` (stable, so concurrent runs can share one file)."""
+    doc, _ = mcp_config(servers)
+    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+
+
+def restore_leftover(workspace: str) -> None:
+    """Put back the user's file when an earlier process of this library died with ours in place."""
+    path = os.path.join(workspace, PROJECT_FILE)
+    if path in _active:
+        return
+    if os.path.exists(path + BACKUP_SUFFIX):
+        os.replace(path + BACKUP_SUFFIX, path)
+    elif os.path.exists(path + _ABSENT):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        os.remove(path + _ABSENT)
+    _remove_dir_if_ours(os.path.dirname(path))
+
+
+@contextlib.contextmanager
+def project_servers(workspace: str, servers: tuple[Server, ...] | None) -> Iterator[str]:
+    """Write the run's servers to ``<workspace>/.cursor/mcp.json`` for the block, then restore what was there.
+
+    Yields the file's path ("" when ``servers`` is None and nothing is written). Runs in the same workspace at the
+    same time may share the file when they declare the same servers; different servers fail before launch.
+    """
+    if servers is None:
+        yield ""
+        return
+    path = os.path.join(workspace, PROJECT_FILE)
+    content = render(servers)
+    shared = _active.get(path)
+    if shared is not None:
+        if shared[0] != content:
+            raise ConfigError(
+                f"cursor: another run in {workspace!r} is using different MCP servers right now; Cursor reads them "
+                f"from {PROJECT_FILE}, so the two runs cannot have their own sets at the same time",
+                option="mcp",
+            )
+        _active[path] = (content, shared[1] + 1)
+    else:
+        restore_leftover(workspace)
+        created_dir = not os.path.isdir(os.path.dirname(path))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.exists(path):
+            os.replace(path, path + BACKUP_SUFFIX)
+        else:
+            open(path + _ABSENT, "wb").close()
+        _write(path, content)
+        _active[path] = (content, 1)
+        if created_dir:
+            open(os.path.join(os.path.dirname(path), _ABSENT), "wb").close()
+    try:
+        yield path
+    finally:
+        content, users = _active[path]
+        if users > 1:
+            _active[path] = (content, users - 1)
+        else:
+            del _active[path]
+            _put_back(path)
+
+
+def _write(path: str, content: bytes) -> None:
+    tmp = path + ".adaptor_nb-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(content)
+    os.replace(tmp, path)
+
+
+def _put_back(path: str) -> None:
+    directory = os.path.dirname(path)
+    if os.path.exists(path + BACKUP_SUFFIX):
+        os.replace(path + BACKUP_SUFFIX, path)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + _ABSENT)
+    _remove_dir_if_ours(directory)
+
+
+def _remove_dir_if_ours(directory: str) -> None:
+    """Remove ``.cursor/`` when this driver created it and nothing else was put there meanwhile."""
+    marker = os.path.join(directory, _ABSENT)
+    if not os.path.exists(marker):
+        return
+    with contextlib.suppress(OSError):
+        os.remove(marker)
+        os.rmdir(directory)

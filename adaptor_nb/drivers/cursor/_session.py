@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ...driver import (
     DriverFailure,
     DriverOutcome,
@@ -12,19 +14,42 @@ from ...driver import (
     NoticeKind,
     ProcessInfo,
     ProcessKind,
+    ResumeRejectedError,
     RunContext,
 )
 from ._process import CursorProcess, reap
 from ._translate import Translator
 
 PROVIDER = "cursor"
+# How a refused ``--resume`` reads on stderr or in an error result: broad on purpose (the wording is not documented).
+_UNKNOWN_SESSION = re.compile(
+    r"\b(chat|session|conversation|thread)\b[^\n]{0,120}?\b(not found|does not exist|doesn't exist|unknown|invalid)"
+    r"|\bno (chat|session|conversation|thread)\b[^\n]{0,40}?\bfound",
+    re.IGNORECASE,
+)
+
+
+class _Fresh(Exception):
+    """Internal: the CLI answered ``--resume ID`` with a different session (it started a new chat instead)."""
 
 
 class CursorTurn:
     """Runs one process to its end and returns the DriverOutcome, or raises DriverFailure with the stderr tail."""
 
-    def __init__(self, proc: CursorProcess, ctx: RunContext, *, partial: bool, model: str, grace: float) -> None:
+    def __init__(
+        self,
+        proc: CursorProcess,
+        ctx: RunContext,
+        *,
+        partial: bool,
+        model: str,
+        grace: float,
+        resume: str = "",
+        thread_key: str = "",
+    ) -> None:
         self.proc = proc
+        self.resume = resume
+        self.thread_key = thread_key
         self.ctx = ctx
         self.grace = grace
         self.model = model
@@ -39,6 +64,7 @@ class CursorTurn:
         ctx = self.ctx
         rc: int | None = None
         overflow: LineTooLong | None = None
+        fresh = ""
         try:
             await ctx.emit(self.proc.spawn_event())
             async for frame in self.proc.frames(ctx.raw_stdout):
@@ -53,10 +79,17 @@ class CursorTurn:
                         )
                     )
                     continue
-                await self._emit(self.tr.line(frame))
+                events = self.tr.line(frame)
+                if self.resume and self.tr.session_id and self.tr.session_id != self.resume:
+                    # Cursor does not refuse an unknown id: it silently starts a new chat without the history.
+                    fresh = self.tr.session_id
+                    self.proc.cli.kill_now()
+                    break
+                await self._emit(events)
                 if self.tr.terminal is not None:
                     ctx.terminal(str(frame.get("type")), frame)
-            await self._emit(self.tr.finish())
+            if not fresh:
+                await self._emit(self.tr.finish())
         except LineTooLong as exc:  # the CLI was stopped; the run fails naming the bound
             overflow = exc
         finally:
@@ -75,7 +108,20 @@ class CursorTurn:
                 },
                 session_id=self.tr.session_id,
             )
+        if fresh:
+            self._rejected(f"it started a new chat {fresh!r} instead", rc)
         return await self._outcome(rc)
+
+    def _rejected(self, why: str, rc: int | None) -> None:
+        """Raise ResumeRejectedError: the core falls back to a fresh session once, or fails under resume_only."""
+        raise ResumeRejectedError(
+            f"Cursor Agent could not resume session {self.resume!r}: {why}",
+            key=self.thread_key,
+            details={"exit_code": rc, "stderr_tail": self.proc.stderr_tail(), "session_id": self.resume},
+        )
+
+    def _unknown_session(self, text: str) -> bool:
+        return bool(self.resume) and self.tr.session_id in ("", self.resume) and bool(_UNKNOWN_SESSION.search(text))
 
     async def _outcome(self, rc: int | None) -> DriverOutcome:
         tr = self.tr
@@ -89,6 +135,8 @@ class CursorTurn:
         if term is None:
             why = "was killed" if rc is not None and rc < 0 else f"exited with code {rc}"
             tail = self.proc.stderr_tail().strip()
+            if not tr.session_id and rc not in (0, None) and self._unknown_session(tail):
+                self._rejected(tail.splitlines()[-1] if tail else why, rc)
             raise DriverFailure(
                 f"Cursor Agent {why} before its result line" + (f": {tail[-500:]}" if tail else ""),
                 reason=FailureReason.AGENT_ERROR,
@@ -98,6 +146,8 @@ class CursorTurn:
         if not term.ok:
             details.update({"subtype": term.subtype, "request_id": term.request_id})
             message = term.error or term.text or term.subtype or "error"
+            if not tr.text and self._unknown_session(message):
+                self._rejected(message, rc)
             raise DriverFailure(
                 f"Cursor Agent reported {term.subtype or 'an error'}: {message}",
                 reason=FailureReason.AGENT_ERROR,
