@@ -144,6 +144,7 @@ _PUBLIC: dict[str, str] = {
 
 if TYPE_CHECKING:
     from . import mcp as mcp
+    from . import tool as tool
     from ._agent import Agent as Agent
     from ._approvals import ApprovalRequest as ApprovalRequest
     from ._approvals import Choice as Choice
@@ -273,7 +274,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
     globals(),
     _PUBLIC,
     defined=("load_ipython_extension", "unload_ipython_extension"),
-    submodules=("mcp", "batch"),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
+    submodules=("mcp", "batch", "tool"),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
     public_module=__name__,
 )
 

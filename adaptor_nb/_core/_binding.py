@@ -84,11 +84,12 @@ class ThreadHost:
     descriptor: Descriptor
     owner_id: str
     state: Callable[[str], ThreadState]
+    tools: list[list[str]] = field(default_factory=list)
 
 
-def fingerprint(driver: Driver, s: RunSettings) -> str:
+def fingerprint(driver: Driver, s: RunSettings, tools: list[list[str]] | None = None) -> str:
     """Compatibility of a saved session: driver/config, model, identity, workspace, instructions, skills, MCP."""
-    parts = {
+    parts: dict[str, Any] = {
         "driver": driver.name,
         "config": driver.config_fingerprint(),
         "model": s.model,
@@ -98,6 +99,8 @@ def fingerprint(driver: Driver, s: RunSettings) -> str:
         "skills": [getattr(k, "key", k) for k in s.skills],
         "mcp": [repr(m) for m in (s.mcp or ())],
     }
+    if tools:
+        parts["tools"] = tools
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
@@ -208,7 +211,7 @@ class ThreadBinding:
         store = self.host.store
         desc = self.host.descriptor
         record = await store.resolve(self.key)
-        fp = fingerprint(self.host.driver, settings)
+        fp = fingerprint(self.host.driver, settings, self.host.tools)
         plan = ThreadPlan(lease=lease, fingerprint=fp, record=record, receipts=dict(record.receipts) if record else {})
         checkpoint = self.state.pending_checkpoint or (record.checkpoint if record else None)
         if self.fork_parent and checkpoint is None:

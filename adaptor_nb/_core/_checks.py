@@ -48,7 +48,7 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
 
 
 # Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
-_NOT_CARRIED = ("tools", "profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
+_NOT_CARRIED = ("profile", "skill_provider", "skill_materializer", "workspace_manager", "service_manager")
 
 
 def check_construction(agent: AgentSettings) -> None:

@@ -16,6 +16,7 @@ from ..threadstore._protocol import Store
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._execution import Execution, RunHost
+from ._hosting import check_tools, tool_revisions
 from ._options import AgentSettings, agent_settings, merge_run, split_call
 from ._slots import ProcessSlots, describe_failure
 
@@ -27,6 +28,12 @@ class Engine:
         self.driver = driver
         self.settings: AgentSettings = agent_settings(options)
         check_construction(self.settings)
+        self.tools = check_tools(self.settings.tools, self.settings.run.mcp)
+        self.tool_host: Any = None
+        if self.tools:
+            from ..tools._host import ToolHost
+
+            self.tool_host = ToolHost(self.tools)
         self.descriptor: Descriptor = driver.descriptor()
         self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
         self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
@@ -41,6 +48,7 @@ class Engine:
             slots=self.slots,
             is_closed=lambda: self.closed,
             on_finished=self.executions.discard,
+            tool_host=self.tool_host,
         )
         self.thread_host = ThreadHost(
             store=self.store,
@@ -48,6 +56,7 @@ class Engine:
             descriptor=self.descriptor,
             owner_id=self.owner_id,
             state=self.thread_state,
+            tools=tool_revisions(self.tools),
         )
 
     # -- threads -----------------------------------------------------------------------------------------
@@ -119,6 +128,11 @@ class Engine:
         if pending:
             await asyncio.wait([ex.task for ex in pending], timeout=timeout)
         failures = await self.slots.close_all(timeout)
+        if self.tool_host is not None:
+            try:
+                await asyncio.wait_for(self.tool_host.close(), timeout)
+            except Exception as exc:
+                failures.append(f"the tool host: {describe_failure(exc, timeout)}")
         closer = getattr(self.driver, "aclose", None)
         if callable(closer):
             try:

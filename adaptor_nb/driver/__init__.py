@@ -46,6 +46,8 @@ _PUBLIC: dict[str, str] = {
     "FailureReason": ".._enums",
     "FeatureLevel": ".._enums",
     "HTTP": "..mcp",
+    "HostedTools": "._hosted",
+    "mark_host_tool": "._hosted",
     "IdentityCodec": "._spi",
     "InvalidDriverConfigError": ".._errors",
     "InvalidMCPConfigError": ".._errors",
@@ -140,6 +142,8 @@ if TYPE_CHECKING:
     from ..mcp import Stdio as Stdio
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
+    from ._hosted import HostedTools as HostedTools
+    from ._hosted import mark_host_tool as mark_host_tool
     from ._mcp import check_bearer_envs as check_bearer_envs
     from ._mcp import secret_var as secret_var
     from ._probe import EnvironmentStatus as EnvironmentStatus
