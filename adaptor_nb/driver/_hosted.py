@@ -32,6 +32,9 @@ class HostedTools:
     approval: frozenset[str] = frozenset()
     """Tools whose calls must go through the approval flow (``requires_approval=True``)."""
     server: str = HOST_SERVER
+    call_timeout: float = 86400.0
+    """How long the CLI should wait for one call, in seconds: the tools' own timeouts bound the calls, so a CLI's
+    shorter MCP timeout must not cut them off (the longest tool timeout plus a margin, or a day)."""
 
     @property
     def declaration(self) -> HTTP:

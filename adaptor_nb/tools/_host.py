@@ -84,7 +84,14 @@ class ToolHost:
             token=self._token,
             names=tuple(self.tools),
             approval=frozenset(n for n, t in self.tools.items() if t.requires_approval),
+            call_timeout=self._call_timeout(),
         )
+
+    def _call_timeout(self) -> float:
+        limits = [t.timeout for t in self.tools.values()]
+        if any(limit is None for limit in limits):
+            return 86400.0
+        return max(limit for limit in limits if limit is not None) + 30.0
 
     def attach(self, key: str, sink: NoticeSink) -> None:
         """Route Notices of calls under ``key`` to the run now using it."""

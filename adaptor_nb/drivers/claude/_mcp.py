@@ -33,6 +33,8 @@ def mcp_args(servers: tuple[Server, ...] | None, hosted: HostedTools | None = No
             "type": "http",
             "url": hosted.url,
             "headers": {"Authorization": "Bearer ${" + hosted.token_env + "}"},
+            # The tools' own timeouts bound a call: MCP_TOOL_TIMEOUT must not cut it off sooner.
+            "timeout": int(hosted.call_timeout * 1000),
         }
         allowed = [hosted.cli_name(n) for n in hosted.names if n not in hosted.approval]
         if allowed:

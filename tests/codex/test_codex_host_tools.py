@@ -1,0 +1,74 @@
+"""Host tools (``tools=[...]``) on the real Codex CLI: the fake model calls a Python function on the Agent's
+loopback MCP server (attached with ``-c mcp_servers.pytools...`` and a bearer token) and sees its result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adaptor_nb import Agent, ApprovalMode, ApprovalPolicy, Notice, Phase, Policy, ToolCall, ToolResult, tool
+from adaptor_nb.testing import FakeOpenAIServer
+from adaptor_nb.testing._openai import Reply
+
+from .conftest import DriverFactory
+from .helpers import of, run_all
+
+pytestmark = pytest.mark.codex
+
+AUTO = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.AUTO_APPROVE))
+
+
+def describe_column(name: str) -> dict[str, float]:
+    """Summary statistics of one column.
+
+    Args:
+        name: the column
+    """
+    if name == "salary":
+        raise tool.reject("salaries are private")
+    if name == "boom":
+        raise RuntimeError("lost the connection")
+    return {"mean": 41.5, "count": 4.0}
+
+
+def host_tools(request: object) -> list[str]:
+    out = []
+    for t in getattr(request, "body", {}).get("tools") or []:
+        if str(t.get("name") or "") == "mcp__pytools":
+            out += [str(x.get("name")) for x in t.get("tools") or []]
+    return sorted(out)
+
+
+async def test_the_model_calls_a_python_function_and_its_result_is_in_the_next_request(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake.enqueue(Reply.function_call("describe_column", {"name": "age"}, namespace="mcp__pytools"))
+    async with Agent(make_driver(), workspace=str(workspace), policy=AUTO, tools=[describe_column]) as agent:
+        events, result, error = await run_all(agent.send("stats please"))
+    assert error is None and result is not None
+    assert host_tools(fake.model_requests[0]) == ["describe_column"]
+    (start,) = [c for c in of(events, ToolCall) if c.phase is Phase.START]
+    assert (start.name, start.args, start.details["host_tool"]) == ("describe_column", {"name": "age"}, True)
+    (done,) = of(events, ToolResult)
+    assert done.name == "describe_column" and done.details["host_tool"] is True and not done.is_error
+    output = fake.model_requests[1].tool_outputs[-1]  # Codex prefixes "Wall time: ...\nOutput:\n"
+    assert json.loads(output.split("Output:\n", 1)[1]) == {"mean": 41.5, "count": 4.0}
+
+
+async def test_rejections_validation_errors_and_crashes_reach_the_model_and_mcp_clear_keeps_the_tools(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    for args in ({"name": "salary"}, {"name": 7}, {"name": "boom"}):
+        fake.enqueue(Reply.function_call("describe_column", args, namespace="mcp__pytools"))
+    async with Agent(make_driver(), workspace=str(workspace), policy=AUTO, tools=[describe_column]) as agent:
+        events, result, error = await run_all(agent.send("try them all", mcp=[]))
+    assert error is None and result is not None
+    outputs = [r.tool_outputs[-1] for r in fake.model_requests[1:4]]
+    assert "salaries are private" in outputs[0]
+    assert "invalid arguments" in outputs[1]
+    assert "RuntimeError: lost the connection" in outputs[2] and "Traceback" not in outputs[2]
+    assert [r.is_error for r in of(events, ToolResult)] == [True, True, True]
+    (notice,) = [n for n in of(events, Notice) if n.kind == "tool.error"]
+    assert notice.data == {"tool": "describe_column", "outcome": "failed"}
