@@ -131,7 +131,7 @@ def _build(
         raise TypeError(f"tool.define() needs a callable, got {type(fn).__name__}")
     tool_name = name if name is not None else getattr(fn, "__name__", "")
     _check(tool_name, description if description is not None else "", revision, timeout, requires_approval)
-    inferred = infer(fn, tool_name)
+    inferred = infer(fn, tool_name, inputs=input_schema is None, output=output_schema is None)
     schema_in = inferred.input_schema
     model: type[BaseModel] | None = inferred.input_model
     if input_schema is not None:

@@ -21,7 +21,7 @@ class Inferred:
     """What a function tells about itself."""
 
     summary: str
-    input_model: type[BaseModel]
+    input_model: type[BaseModel] | None
     input_schema: dict[str, Any]
     output_adapter: TypeAdapter[Any] | None
     output_schema: dict[str, Any] | None
@@ -42,13 +42,22 @@ def _describe(annotation: Any) -> tuple[Any, str]:
     return annotation, ""
 
 
-def infer(fn: Callable[..., Any], name: str) -> Inferred:
-    """Build the input model and schemas of ``fn``; raises TypeError naming what cannot be described."""
+def infer(fn: Callable[..., Any], name: str, *, inputs: bool = True, output: bool = True) -> Inferred:
+    """Build the input model and schemas of ``fn`` (``inputs`` / ``output`` False: an explicit schema replaces
+    that side); raises TypeError naming what cannot be described."""
     summary, docs = parse_docstring(inspect.getdoc(fn))
     try:
         hints = get_type_hints(fn, include_extras=True)
     except Exception as exc:
         raise TypeError(f"tool {name!r}: cannot read the type hints of {fn!r}: {exc}") from None
+    model, schema = _inputs(fn, name, hints, docs) if inputs else (None, {})
+    adapter, out_schema = _output(name, hints) if output else (None, None)
+    return Inferred(summary, model, schema, adapter, out_schema)
+
+
+def _inputs(
+    fn: Callable[..., Any], name: str, hints: dict[str, Any], docs: dict[str, str]
+) -> tuple[type[BaseModel], dict[str, Any]]:
     fields: dict[str, Any] = {}
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -68,6 +77,10 @@ def infer(fn: Callable[..., Any], name: str) -> Inferred:
     for prop in schema.get("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)
+    return model, schema
+
+
+def _output(name: str, hints: dict[str, Any]) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None]:
     out = hints.get("return", inspect.Signature.empty)
     adapter: TypeAdapter[Any] | None = None
     out_schema: dict[str, Any] | None = None
@@ -79,4 +92,4 @@ def infer(fn: Callable[..., Any], name: str) -> Inferred:
             out_schema = adapter.json_schema()
         except Exception as exc:
             raise TypeError(f"tool {name!r}: its return annotation has no JSON Schema: {exc}") from None
-    return Inferred(summary, model, schema, adapter, out_schema)
+    return adapter, out_schema

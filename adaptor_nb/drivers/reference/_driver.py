@@ -44,7 +44,9 @@ from ...driver import (
     ToolResult,
     TranscriptItem,
     Usage,
+    mark_host_tool,
 )
+from ._hosted import call_host_tool
 from ._sample import sample
 from ._scenario import (
     Ask,
@@ -52,6 +54,8 @@ from ._scenario import (
     Delay,
     Fail,
     Gate,
+    HostCall,
+    HostCalls,
     PlanReview,
     Scenario,
     Stderr,
@@ -332,6 +336,10 @@ class _Play:
             ctx.transcript(TranscriptItem(kind="thinking", text=step.text))
         elif isinstance(step, ToolUse):
             await self._tool(step)
+        elif isinstance(step, HostCall):
+            await self._host_call(step)
+        elif isinstance(step, HostCalls):
+            await asyncio.gather(*(self._host_call(c) for c in step.calls))
         elif isinstance(step, Ask):
             choices = tuple(Choice(key=c, label=c) for c in step.choices)
             decision = await ctx.approvals.request(
@@ -413,6 +421,45 @@ class _Play:
         await ctx.emit(ToolResult(id=tid, name=step.name, result=result, is_error=is_error))
         ctx.transcript(
             TranscriptItem(kind="tool_result", tool_use_id=tid, tool_name=step.name, input=result, is_error=is_error)
+        )
+
+    async def _host_call(self, step: HostCall) -> None:
+        ctx, hosted = self.ctx, self.inv.tools
+        self._tool_n += 1
+        tid = step.id or f"tool-{self._tool_n}"
+        cli_name = f"mcp__{hosted.server if hosted else 'pytools'}__{step.name}"
+
+        async def emit(event: Any) -> None:
+            await ctx.emit(mark_host_tool(event, hosted))
+
+        await emit(ToolCall(id=tid, name=cli_name, phase=Phase.START))
+        await emit(ToolCall(id=tid, name=cli_name, args_delta=json.dumps(step.args), phase=Phase.CONTENT))
+        await emit(ToolCall(id=tid, name=cli_name, args=dict(step.args), phase=Phase.END))
+        ctx.transcript(TranscriptItem(kind="tool_use", tool_use_id=tid, tool_name=step.name, input=dict(step.args)))
+        if hosted is None or step.name not in hosted.names:
+            text, is_error = f"no host tool named {step.name!r}", True
+        else:
+            allowed = True
+            if step.name in hosted.approval:
+                decision = await ctx.approvals.request(
+                    ApprovalSpec(
+                        kind=ApprovalKind.PERMISSION,
+                        title=f"Allow {step.name}?",
+                        tool_call_id=tid,
+                        details={"tool_name": step.name, "args": dict(step.args), "host_tool": True},
+                        source="reference",
+                    )
+                )
+                allowed = decision.allowed
+            if allowed:
+                text, is_error = await call_host_tool(hosted, step.name, dict(step.args))
+            else:
+                text, is_error = "the user denied this call", True
+        await emit(ToolResult(id=tid, name=cli_name, result={"content": text}, is_error=is_error))
+        ctx.transcript(
+            TranscriptItem(
+                kind="tool_result", tool_use_id=tid, tool_name=step.name, input={"content": text}, is_error=is_error
+            )
         )
 
 
