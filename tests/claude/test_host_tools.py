@@ -169,3 +169,20 @@ async def test_hosted_tools_survive_a_per_call_mcp_clear_and_close_stops_the_ser
     assert host.started
     await agent.close()
     assert not host.started
+
+
+async def test_a_call_longer_than_the_clis_mcp_tool_timeout_still_returns(
+    agent_factory, make_config, fake: FakeAnthropicServer
+) -> None:
+    async def slow_sum(a: int, b: int) -> int:
+        await asyncio.sleep(2.5)  # the tool's own work: longer than the CLI's MCP_TOOL_TIMEOUT below
+        return a + b
+
+    config = make_config(env={"MCP_TOOL_TIMEOUT": "1000"})  # the CLI would give up on an MCP call after 1 s
+    agent = agent_factory(config, tools=[slow_sum])
+    events, result, err = await drain(agent.send(call("slow_sum", {"a": 2, "b": 3})))
+    assert err is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert not done.is_error
+    (sent,) = fake.message_requests[1].tool_results
+    assert text_of(sent) == "5"
