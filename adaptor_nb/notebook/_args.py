@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ._help import DRIVER_NAMES
+from ._tools import tool_names
 
 APPROVAL_MODES = ("ask", "auto", "deny")
 
@@ -33,6 +34,7 @@ class CellOptions:
     spawn: bool = False
     instructions: str | None = None
     quiet: bool = False
+    tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--spawn", action="store_true")
     p.add_argument("--instructions")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--tools")
     return p
 
 
@@ -113,6 +116,7 @@ def parse_cell_line(line: str) -> CellOptions:
         spawn=ns.spawn,
         instructions=ns.instructions,
         quiet=ns.quiet,
+        tools=tool_names(ns.tools, ns.agent),
     )
 
 

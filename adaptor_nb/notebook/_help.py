@@ -34,13 +34,14 @@ Options:
   --spawn               force a fresh provider process for this run
   --instructions TEXT   extra instructions for this run
   --quiet               show no view (the outcome still goes to --out; failures still raise)
+  --tools A,B           let the agent call the notebook's functions A and B (callables or tool.define results)
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
 as in any IPython magic.
 
 Line magic: %agent use DRIVER [--force] [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-            %agent threads | %agent status | %agent cancel | %agent help
+            %agent threads | %agent status | %agent cancel | %agent tools | %agent help
 """
 
 LINE_HELP = """\
@@ -51,6 +52,7 @@ LINE_HELP = """\
 %agent threads   a table of this notebook's threads: key, driver, status, last run, usage
 %agent status    each driver's probe (found, version, credentials, usable), the default and the runs
 %agent cancel    cancel every run in progress
+%agent tools     the Python tools of the last --tools cell, with their input schemas
 %agent help      this help and the %%agent options
 """
 

@@ -46,7 +46,7 @@ from ...driver import (
     Usage,
     mark_host_tool,
 )
-from ._hosted import call_host_tool
+from ._hosted import call_host_tool, host_directives
 from ._sample import sample
 from ._scenario import (
     Ask,
@@ -222,6 +222,7 @@ class _Play:
         self.structured: Any = None
         self.has_structured = False
         self._tool_n = 0
+        self._host_log: list[tuple[str, str, bool]] = []
         self._unmatched = 0  # deliveries not yet consumed by a WaitForMessage step
         caps = driver.config.messages
         self._in_run = Boundary.IN_RUN in caps.boundaries
@@ -235,6 +236,9 @@ class _Play:
         return self._default_turn(index, inputs)
 
     def _default_turn(self, index: int, inputs: list[str]) -> Turn:
+        calls = host_directives(self.inv.prompt) if self.inv.tools is not None and index == 0 else ()
+        if calls:
+            return Turn(HostCalls(*calls), _HostSummary())  # type: ignore[arg-type]
         if self.inv.output_schema is not None and index == 0:
             value = sample(self.inv.output_schema.schema)
             return Turn(Text(json.dumps(value)), Structured(value))
@@ -340,6 +344,9 @@ class _Play:
             await self._host_call(step)
         elif isinstance(step, HostCalls):
             await asyncio.gather(*(self._host_call(c) for c in step.calls))
+        elif isinstance(step, _HostSummary):
+            lines = [f"{name} → {'error: ' if bad else ''}{_clip(text)}" for name, text, bad in self._host_log]
+            await self._step(Text(f"Scripted reply ({SCRIPTED_NOTE}). The Python tools answered:\n" + "\n".join(lines)))
         elif isinstance(step, Ask):
             choices = tuple(Choice(key=c, label=c) for c in step.choices)
             decision = await ctx.approvals.request(
@@ -455,12 +462,17 @@ class _Play:
                 text, is_error = await call_host_tool(hosted, step.name, dict(step.args))
             else:
                 text, is_error = "the user denied this call", True
+        self._host_log.append((step.name, text, is_error))
         await emit(ToolResult(id=tid, name=cli_name, result={"content": text}, is_error=is_error))
         ctx.transcript(
             TranscriptItem(
                 kind="tool_result", tool_use_id=tid, tool_name=step.name, input={"content": text}, is_error=is_error
             )
         )
+
+
+class _HostSummary:
+    """The default turn's last step after host-tool directives: report what the tools answered."""
 
 
 def _clip(text: str, n: int = 200) -> str:

@@ -5,13 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.error
 import urllib.request
 from typing import Any
 
 from ...driver import HostedTools
+from ._scenario import HostCall
 
 _PROTOCOL = "2025-06-18"
+_DIRECTIVE = re.compile(r"\[\[call ([A-Za-z][A-Za-z0-9_-]*)\s*")
+
+
+def host_directives(prompt: str) -> tuple[HostCall, ...]:
+    """``[[call NAME {json args}]]`` directives in a prompt: without a scenario, the reference driver makes
+    these host-tool calls in one step (how notebooks and demos script tool use offline)."""
+    out: list[HostCall] = []
+    decoder = json.JSONDecoder()
+    for m in _DIRECTIVE.finditer(prompt):
+        args: Any = {}
+        rest = prompt[m.end() :]
+        if rest.startswith("{"):
+            try:
+                args, _ = decoder.raw_decode(rest)
+            except ValueError:
+                args = {}
+        out.append(HostCall(m.group(1), args if isinstance(args, dict) else {}))
+    return tuple(out)
 
 
 def _post(url: str, token: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
