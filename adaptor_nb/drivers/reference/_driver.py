@@ -238,7 +238,7 @@ class _Play:
     def _default_turn(self, index: int, inputs: list[str]) -> Turn:
         calls = host_directives(self.inv.prompt) if self.inv.tools is not None and index == 0 else ()
         if calls:
-            return Turn(HostCalls(*calls), _HostSummary())  # type: ignore[arg-type]
+            return Turn(*calls, _HostSummary())  # type: ignore[arg-type]
         if self.inv.output_schema is not None and index == 0:
             value = sample(self.inv.output_schema.schema)
             return Turn(Text(json.dumps(value)), Structured(value))

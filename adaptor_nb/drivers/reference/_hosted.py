@@ -19,7 +19,7 @@ _DIRECTIVE = re.compile(r"\[\[call ([A-Za-z][A-Za-z0-9_-]*)\s*")
 
 def host_directives(prompt: str) -> tuple[HostCall, ...]:
     """``[[call NAME {json args}]]`` directives in a prompt: without a scenario, the reference driver makes
-    these host-tool calls in one step (how notebooks and demos script tool use offline)."""
+    these host-tool calls one after the other (how notebooks and demos script tool use offline)."""
     out: list[HostCall] = []
     decoder = json.JSONDecoder()
     for m in _DIRECTIVE.finditer(prompt):
