@@ -8,7 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, ApprovalMode, ApprovalPolicy, Notice, Phase, Policy, ToolCall, ToolResult, tool
+from adaptor_nb import (
+    Agent,
+    ApprovalMode,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Notice,
+    Phase,
+    Policy,
+    ToolCall,
+    ToolResult,
+    tool,
+)
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
@@ -72,3 +83,32 @@ async def test_rejections_validation_errors_and_crashes_reach_the_model_and_mcp_
     assert [r.is_error for r in of(events, ToolResult)] == [True, True, True]
     (notice,) = [n for n in of(events, Notice) if n.kind == "tool.error"]
     assert notice.data == {"tool": "describe_column", "outcome": "failed"}
+
+
+async def test_only_tools_that_require_approval_are_asked_for(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    asked: list[ApprovalRequest] = []
+    dropped: list[str] = []
+
+    def approve(request: ApprovalRequest) -> None:
+        asked.append(request)
+        request.approve()
+
+    def drop_table(table: str) -> str:
+        """Drop a table."""
+        dropped.append(table)
+        return "dropped"
+
+    fake.enqueue(
+        Reply.function_call("describe_column", {"name": "age"}, namespace="mcp__pytools"),
+        Reply.function_call("drop_table", {"table": "t"}, namespace="mcp__pytools"),
+    )
+    policy = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
+    tools = [describe_column, tool.define(drop_table, requires_approval=True)]
+    async with Agent(make_driver(), workspace=str(workspace), policy=policy, on_approval=approve, tools=tools) as a:
+        events, result, error = await run_all(a.send("describe, then drop"))
+    assert error is None and result is not None
+    assert len(asked) == 1 and "drop_table" in json.dumps(asked[0].details, default=str)
+    assert dropped == ["t"]
+    assert [(r.name, r.is_error) for r in of(events, ToolResult)] == [("describe_column", False), ("drop_table", False)]

@@ -93,6 +93,8 @@ def hosted_overrides(hosted: HostedTools) -> tuple[list[str], dict[str, str]]:
     """``-c`` arguments attaching the Agent's tool server over streamable HTTP, the token read from ``token_env``.
 
     ``tool_timeout_sec`` follows the tools' own timeouts, so Codex's 60 s default does not cut a long call off.
+    The server's tools are pre-approved (``default_tools_approval_mode="approve"``) except those declared with
+    ``requires_approval=True`` (``approval_mode="prompt"``), which reach the run's approval policy.
     """
     entry: dict[str, Any] = {
         "url": hosted.url,
@@ -101,5 +103,8 @@ def hosted_overrides(hosted: HostedTools) -> tuple[list[str], dict[str, str]]:
         "required": True,
     }
     entry["tool_timeout_sec"] = hosted.call_timeout
+    entry["default_tools_approval_mode"] = "approve"
+    if hosted.approval:
+        entry["tools"] = {name: {"approval_mode": "prompt"} for name in sorted(hosted.approval)}
     argv = ["-c", f"mcp_servers.{toml_key(hosted.server)}={toml_value(entry)}"]
     return argv, hosted.env
