@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ._help import DRIVER_NAMES
-from ._tools import tool_names
+from ._tools import ToolsError, tool_names
 
 APPROVAL_MODES = ("ask", "auto", "deny")
 
@@ -116,8 +116,15 @@ def parse_cell_line(line: str) -> CellOptions:
         spawn=ns.spawn,
         instructions=ns.instructions,
         quiet=ns.quiet,
-        tools=tool_names(ns.tools, ns.agent),
+        tools=_tools(ns.tools, ns.agent),
     )
+
+
+def _tools(value: str | None, agent: str | None) -> tuple[str, ...]:
+    try:
+        return tool_names(value, agent)
+    except ToolsError as exc:
+        raise OptionError(str(exc)) from None
 
 
 def parse_use(args: list[str]) -> UseOptions:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._args import CellOptions, UseOptions
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
-from ._tools import agent_with_tools
+from ._tools import ToolsError, agent_with_tools
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
 STORE_DIR = ".adaptor_nb"
@@ -216,7 +216,10 @@ class NotebookSession:
             agent = self.agent_for(driver, choice.driver)
             note = choice.note
         if opts.tools:
-            agent = agent_with_tools(self, driver, agent, opts.tools, namespace)
+            try:
+                agent = agent_with_tools(self, driver, agent, opts.tools, namespace)
+            except ToolsError as exc:
+                raise SetupError(str(exc)) from None
         use = self.use if opts.agent is None else None
         call: dict[str, Any] = {}
         model = opts.model or (use.model if use else None)

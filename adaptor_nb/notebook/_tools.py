@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["agent_with_tools", "resolve_tools", "tool_names", "tools_report"]
+__all__ = ["ToolsError", "agent_with_tools", "resolve_tools", "tool_names", "tools_report"]
 
 
 class ToolsError(ValueError):
@@ -18,21 +18,19 @@ class ToolsError(ValueError):
 
 
 def tool_names(value: str | None, agent: str | None) -> tuple[str, ...]:
-    """The names of ``--tools a,b`` (empty when the flag is absent)."""
-    from ._args import OptionError
-
+    """The names of ``--tools a,b`` (empty when the flag is absent); raises ToolsError for a bad list."""
     if value is None:
         return ()
     names = tuple(n.strip() for n in value.split(",") if n.strip())
     if not names:
-        raise OptionError("%%agent: --tools needs one or more names of functions, separated by commas")
+        raise ToolsError("%%agent: --tools needs one or more names of functions, separated by commas")
     if agent is not None:
-        raise OptionError("%%agent: --tools and --agent cannot be used together (give the Agent its tools= instead)")
+        raise ToolsError("%%agent: --tools and --agent cannot be used together (give the Agent its tools= instead)")
     bad = [n for n in names if not n.isidentifier()]
     if bad:
-        raise OptionError(f"%%agent: --tools takes variable names of the notebook, got {bad[0]!r}")
+        raise ToolsError(f"%%agent: --tools takes variable names of the notebook, got {bad[0]!r}")
     if len(set(names)) != len(names):
-        raise OptionError("%%agent: --tools names a function twice")
+        raise ToolsError("%%agent: --tools names a function twice")
     return names
 
 
@@ -63,14 +61,10 @@ def _signature(tools: tuple[Any, ...]) -> str:
 
 def agent_with_tools(session: Any, name: str, base: Any, names: tuple[str, ...], namespace: dict[str, Any]) -> Any:
     """The notebook Agent for driver ``name`` (the driver of ``base``) with exactly the tools ``names`` (one Agent
-    per distinct tool set); raises SetupError for an unusable name."""
+    per distinct tool set); raises ToolsError for an unusable name."""
     from .._agent import Agent
-    from ._session import SetupError
 
-    try:
-        tools = resolve_tools(names, namespace)
-    except ToolsError as exc:
-        raise SetupError(str(exc)) from None
+    tools = resolve_tools(names, namespace)
     driver = base.driver
     key = f"{name}+tools:{_signature(tools)}"
     agent = session.agents.get(key)
