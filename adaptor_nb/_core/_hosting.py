@@ -74,9 +74,10 @@ class HostedRun:
     async def start(self, desc: Descriptor, notice: Callable[[Notice], None]) -> HostedTools | None:
         if self._host is None or not self._host.tools:
             return None
-        if "http" not in desc.mcp and not desc.scripted:
+        if not desc.host_tools:
             raise ConfigError(
-                f"tools= needs a driver that can attach an HTTP MCP server; {desc.name!r} cannot",
+                f"driver {desc.name!r} cannot host Python tools (its Descriptor does not declare host_tools); "
+                "remove tools=",
                 option="tools",
             )
         await self._host.ensure()

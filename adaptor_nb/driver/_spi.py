@@ -103,6 +103,9 @@ class Descriptor:
     scripted: bool = False
     mcp: frozenset[str] = frozenset()
     """MCP transports the driver can attach (``"stdio"``, ``"http"``, ``"sse"``); empty means no MCP support."""
+    host_tools: bool = False
+    """The driver attaches the Agent's host tools (``Invocation.tools``); without it ``tools=`` is refused before
+    launch."""
 
 
 @dataclass(frozen=True)

@@ -232,3 +232,23 @@ def test_the_mcp_package_loads_only_for_agents_with_tools(with_tools: bool) -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.split() == [str(with_tools), str(with_tools)]
+
+
+async def test_a_driver_that_does_not_declare_host_tools_refuses_them_before_launch() -> None:
+    from dataclasses import replace
+
+    ran: list[str] = []
+
+    class NoHost(ref.Driver):
+        def descriptor(self):  # type: ignore[no-untyped-def]
+            return replace(super().descriptor(), host_tools=False)
+
+        async def run(self, invocation, ctx):  # type: ignore[no-untyped-def]
+            ran.append(invocation.prompt)
+            return await super().run(invocation, ctx)
+
+    async with Agent(NoHost(), tools=[describe_column]) as agent:
+        _events, _result, err = await drain(agent.send("go"))
+        assert not agent.engine.tool_host.started
+    assert isinstance(err, ConfigError) and err.option == "tools" and "host_tools" in str(err)
+    assert ran == []

@@ -87,6 +87,7 @@ DESCRIPTOR = Descriptor(
     fork=True,
     persistent=True,
     mcp=MCP_TRANSPORTS,
+    host_tools=True,
 )
 
 

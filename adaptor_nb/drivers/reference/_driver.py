@@ -138,6 +138,7 @@ class Driver:
             fork=c.fork,
             persistent=False,
             scripted=True,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:

@@ -32,7 +32,7 @@ for ``Timing.INTERRUPT``: then it keeps the turn held until the message is deliv
 timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run
 ``index`` (the default asks for the reply in plain words; a hook may add directives its fake server understands).
 
-Host-tool checks (``host_tool_*``, for drivers that declare the ``http`` MCP transport) run the Agent with
+Host-tool checks (``host_tool_*``, for drivers that declare ``Descriptor.host_tools``) run the Agent with
 ``tools=[...]``: ``host_calls`` lists the calls (tool name, arguments) the model makes in one step, as calls of the CLI
 tools ``HOST_TOOL_PREFIX + name``; the model then answers ``reply`` only if the tool results in its next request
 contain every text of ``host_expect`` (so the suite can see the results arrived).

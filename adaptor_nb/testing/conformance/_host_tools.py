@@ -1,7 +1,7 @@
 """Host-tool checks (``Agent(driver, tools=[...])``): a call and its result in the next model request, parallel calls,
 a validation error, a rejection, a sanitized exception, and cancellation during a call.
 
-They apply to drivers that declare the ``http`` MCP transport (and to scripted drivers); the driver's model script
+They apply to drivers that declare ``Descriptor.host_tools``; the driver's model script
 must make ``ModelRun.host_calls`` as calls of the CLI tools ``mcp__pytools__<name>`` and answer ``reply`` only when
 its next request carries tool results containing every ``ModelRun.host_expect`` text.
 """
@@ -55,8 +55,8 @@ class _Tools:
 
 
 def _applies(h: _Harness) -> None:
-    if "http" not in h.desc.mcp and not h.desc.scripted:
-        _skip("the driver cannot attach an HTTP MCP server, so it refuses tools=")
+    if not h.desc.host_tools:
+        _skip("the driver does not declare host_tools, so it refuses tools=")
 
 
 def _host_results(events: list[Any]) -> list[ToolResult]:
