@@ -186,3 +186,24 @@ async def test_a_call_longer_than_the_clis_mcp_tool_timeout_still_returns(
     assert not done.is_error
     (sent,) = fake.message_requests[1].tool_results
     assert text_of(sent) == "5"
+
+
+async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake: FakeAnthropicServer) -> None:
+    from fixtures import weather_tools as w
+
+    fake.enqueue(
+        Reply(
+            blocks=(
+                ToolUseBlock("mcp__pytools__describe_column", {"name": "temp"}, id="toolu_stats"),
+                ToolUseBlock("mcp__pytools__run_query", {"expr": "rain_mm > 2"}, id="toolu_rain"),
+            )
+        ),
+        Reply.text("It was 20.1 °C on average; it rained in Graz."),
+    )
+    agent = agent_factory(tools=w.TOOLS)
+    events, result, err = await drain(agent.send("How warm was it, and where did it rain more than 2 mm?"))
+    assert err is None and result is not None
+    sent = {r["tool_use_id"]: json.loads(text_of(r)) for r in fake.message_requests[1].tool_results}
+    assert sent["toolu_stats"] == w.TEMP_STATS
+    assert sent["toolu_rain"] == w.RAINY
+    assert sorted(r.name for r in of(events, ToolResult)) == ["describe_column", "run_query"]

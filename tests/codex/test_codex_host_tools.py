@@ -44,6 +44,18 @@ def describe_column(name: str) -> dict[str, float]:
     return {"mean": 41.5, "count": 4.0}
 
 
+def output_value(raw: str) -> object:
+    """The JSON value a tool returned, from Codex's function_call_output: a string ``Wall time: ...\nOutput:\n<text>``,
+    or content items whose first one is that header."""
+    try:
+        items = json.loads(raw)
+    except ValueError:
+        items = None
+    if isinstance(items, list) and all(isinstance(i, dict) for i in items):
+        raw = "\n".join(str(i.get("text", "")) for i in items)
+    return json.loads(raw.split("Output:", 1)[1].strip())
+
+
 def host_tools(request: object) -> list[str]:
     out = []
     for t in getattr(request, "body", {}).get("tools") or []:
@@ -112,3 +124,20 @@ async def test_only_tools_that_require_approval_are_asked_for(
     assert len(asked) == 1 and "drop_table" in json.dumps(asked[0].details, default=str)
     assert dropped == ["t"]
     assert [(r.name, r.is_error) for r in of(events, ToolResult)] == [("describe_column", False), ("drop_table", False)]
+
+
+async def test_the_notebooks_dataframe_tools_on_the_real_cli(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    from fixtures import weather_tools as w
+
+    fake.enqueue(
+        Reply.function_call("describe_column", {"name": "temp"}, namespace="mcp__pytools"),
+        Reply.function_call("run_query", {"expr": "rain_mm > 2"}, namespace="mcp__pytools"),
+    )
+    async with Agent(make_driver(), workspace=str(workspace), policy=AUTO, tools=w.TOOLS) as agent:
+        events, result, error = await run_all(agent.send("How warm was it, and where did it rain more than 2 mm?"))
+    assert error is None and result is not None
+    assert output_value(fake.model_requests[1].tool_outputs[-1]) == w.TEMP_STATS
+    assert output_value(fake.model_requests[2].tool_outputs[-1]) == w.RAINY
+    assert [r.name for r in of(events, ToolResult)] == ["describe_column", "run_query"]
