@@ -172,6 +172,7 @@ if TYPE_CHECKING:
     from . import mcp as mcp
     from . import profile as profile
     from . import skill as skill
+    from . import tool as tool
     from ._agent import Agent as Agent
     from ._approvals import ApprovalRequest as ApprovalRequest
     from ._approvals import Choice as Choice
@@ -332,6 +333,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "batch",
         "skill",
         "profile",
+        "tool",
     ),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
     public_module=__name__,
 )

@@ -95,6 +95,8 @@ class ToolCall(Event):
     args_delta: str = ""
     result: dict[str, Any] | None = None
     phase: Phase = Phase.START
+    details: dict[str, Any] = field(default_factory=dict)
+    """Extra facts: ``host_tool`` is True for the Agent's own Python tools."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class ToolResult(Event):
     result: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
     name: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Extra facts: ``host_tool`` is True for the Agent's own Python tools."""
 
 
 @dataclass(frozen=True)

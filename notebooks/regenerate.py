@@ -14,7 +14,7 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
-NOTEBOOKS = ["quickstart", "threads", "approvals", "structured_output", "live_tool_calls", "batch_extraction"]
+NOTEBOOKS = ["quickstart", "threads", "approvals", "structured_output", "live_tool_calls", "batch_extraction", "tools"]
 
 
 def execute(name: str, store_dir: Path) -> None:

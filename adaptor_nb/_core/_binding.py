@@ -85,11 +85,12 @@ class ThreadHost:
     owner_id: str
     state: Callable[[str], ThreadState]
     profile_identity: str = ""
+    tools: list[list[str]] = field(default_factory=list)
 
 
-def fingerprint(driver: Driver, s: RunSettings, profile: str = "") -> str:
+def fingerprint(driver: Driver, s: RunSettings, profile: str = "", tools: list[list[str]] | None = None) -> str:
     """Compatibility of a saved session: driver/config, model, identity, workspace, instructions, skills, MCP."""
-    parts = {
+    parts: dict[str, Any] = {
         "driver": driver.name,
         "config": driver.config_fingerprint(),
         "model": s.model,
@@ -101,6 +102,8 @@ def fingerprint(driver: Driver, s: RunSettings, profile: str = "") -> str:
     }
     if profile:  # a chosen profile enters compatibility (unchanged fingerprints without one)
         parts["profile"] = profile
+    if tools:
+        parts["tools"] = tools
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
@@ -218,7 +221,7 @@ class ThreadBinding:
         store = self.host.store
         desc = self.host.descriptor
         record = await store.resolve(self.key)
-        fp = fingerprint(self.host.driver, settings, self.host.profile_identity)
+        fp = fingerprint(self.host.driver, settings, self.host.profile_identity, self.host.tools)
         plan = ThreadPlan(lease=lease, fingerprint=fp, record=record, receipts=dict(record.receipts) if record else {})
         checkpoint = self.state.pending_checkpoint or (record.checkpoint if record else None)
         if self.fork_parent and checkpoint is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
 from .._errors import (
-    ConfigError,
     HumanDecisionModeUnsupportedError,
     PolicyCapabilityUnsupportedError,
 )
@@ -47,20 +46,9 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
             )
 
 
-# Construction-only options that nothing implements yet: Agent(...) refuses them rather than ignoring them.
-_NOT_CARRIED = ("tools",)  # profile and skill options: _core/_profile.py; workspaces: _core/_workspace.py
-
-
 def check_construction(agent: AgentSettings) -> None:
-    """Raise a ConfigError naming the first construction-only option that has no implementation yet."""
+    """Raise a ConfigError naming the first construction-only option whose value cannot be used."""
     check_managers(agent)
-    for name in _NOT_CARRIED:
-        value = getattr(agent, name)
-        if value is not None and value != ():
-            raise ConfigError(
-                f"{name}= is not supported yet: nothing carries it to a driver, so it would be ignored; remove it",
-                option=name,
-            )
 
 
 def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) -> None:

@@ -17,6 +17,7 @@ from ._background import BACKGROUND
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._execution import Execution, RunHost
+from ._hosting import check_tools, tool_revisions
 from ._options import AgentSettings, agent_settings, merge_run, split_call
 from ._profile import ProfileManager
 from ._slots import ProcessSlots, describe_failure
@@ -30,6 +31,12 @@ class Engine:
         self.driver = driver
         self.settings: AgentSettings = agent_settings(options)
         check_construction(self.settings)
+        self.tools = check_tools(self.settings.tools, self.settings.run.mcp)
+        self.tool_host: Any = None
+        if self.tools:
+            from ..tools._host import ToolHost
+
+            self.tool_host = ToolHost(self.tools)
         self.descriptor: Descriptor = driver.descriptor()
         self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
         self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
@@ -46,6 +53,7 @@ class Engine:
             is_closed=lambda: self.closed,
             on_finished=self.executions.discard,
             profile=self.profile,
+            tool_host=self.tool_host,
         )
         self.thread_host = ThreadHost(
             store=self.store,
@@ -54,6 +62,7 @@ class Engine:
             owner_id=self.owner_id,
             state=self.thread_state,
             profile_identity=self.profile.identity if self.settings.profile is not None else "",
+            tools=tool_revisions(self.tools),
         )
 
     # -- threads -----------------------------------------------------------------------------------------
@@ -123,6 +132,11 @@ class Engine:
         if pending:
             await asyncio.wait([ex.task for ex in pending], timeout=timeout)
         failures = await self.slots.close_all(timeout)
+        if self.tool_host is not None:
+            try:
+                await asyncio.wait_for(self.tool_host.close(), timeout)
+            except Exception as exc:
+                failures.append(f"the tool host: {describe_failure(exc, timeout)}")
         failures += await asyncio.to_thread(self.profile.close)  # after the processes that used it are gone
         closer = getattr(self.driver, "aclose", None)
         if callable(closer):

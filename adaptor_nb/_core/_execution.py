@@ -51,6 +51,7 @@ from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
 from ._checks import check_policy, check_resources
 from ._context import RunContextImpl
+from ._hosting import HostedRun
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
@@ -74,6 +75,7 @@ class RunHost:
     is_closed: Callable[[], bool]
     on_finished: Callable[[Execution], None]
     profile: ProfileManager | None = None
+    tool_host: Any = None
 
 
 class Execution:
@@ -136,6 +138,7 @@ class Execution:
         self._started = False
         self._early: list[Notice] = []
         self.prepared = Prepared(mcp=settings.mcp)
+        self._tools = HostedRun(host.tool_host, self.thread_key or self.run_id)
         self.task = loop.create_task(self._main(), name=f"adaptor_nb {self.run_id}")
 
     # -- control -----------------------------------------------------------------------------------------
@@ -166,6 +169,7 @@ class Execution:
         self.broker.discard_ordinary()
         self.queue.cancel_pending()
         self.approvals.expire_all()
+        self._tools.end(cancel=True)
         if self._driver_task is not None and not self._driver_task.done():
             self._driver_task.cancel()
 
@@ -237,6 +241,7 @@ class Execution:
         self._check_cancelled()
         self._run_started()
         await self._attach_services()
+        await self._tools.start(self.desc, self.notice)
         outcome = await self._invoke(schema)
         self.last_outcome = outcome
         outcome = await self._continue_by_resume(outcome, schema)
@@ -352,6 +357,7 @@ class Execution:
             max_turns=self.max_turns,
             mcp=self.provision.mcp_for(self.prepared.mcp),
             env={**self.prepared.env, **self.provision.env},
+            tools=self._tools.hosted,
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
@@ -537,6 +543,7 @@ class Execution:
     # -- the end -----------------------------------------------------------------------------------------
 
     async def _finalize(self, result: Result | None, error: BaseException | None) -> None:
+        self._tools.end(cancel=False)
         if isinstance(error, RunCancelled) or self._cancel_cause:
             reason = MessageFailure.CANCELLED
         else:

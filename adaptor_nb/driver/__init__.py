@@ -48,6 +48,8 @@ _PUBLIC: dict[str, str] = {
     "FailureReason": ".._enums",
     "FeatureLevel": ".._enums",
     "HTTP": "..mcp",
+    "HostedTools": "._hosted",
+    "mark_host_tool": "._hosted",
     "IdentityCodec": "._spi",
     "InvalidDriverConfigError": ".._errors",
     "InvalidMCPConfigError": ".._errors",
@@ -166,6 +168,8 @@ if TYPE_CHECKING:
     from ._cli_probe import probe_cli as probe_cli
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
+    from ._hosted import HostedTools as HostedTools
+    from ._hosted import mark_host_tool as mark_host_tool
     from ._mcp import check_bearer_envs as check_bearer_envs
     from ._mcp import secret_var as secret_var
     from ._mcp_config import MCP_CONFIG_TRANSPORTS as MCP_CONFIG_TRANSPORTS

@@ -10,21 +10,39 @@ import json
 from typing import Any
 
 from ..mcp import Server, Stdio
+from ._hosted import HostedTools
 from ._mcp import secret_var
 
 MCP_CONFIG_TRANSPORTS = frozenset({"stdio", "http", "sse"})
 
 
-def mcp_config_args(servers: tuple[Server, ...] | None) -> tuple[list[str], dict[str, str]]:
+def mcp_config_args(
+    servers: tuple[Server, ...] | None, hosted: HostedTools | None = None
+) -> tuple[list[str], dict[str, str]]:
     """The CLI arguments for ``servers`` and the private environment that carries their secret values.
 
-    None leaves the CLI's own MCP configuration alone; any set (even empty) is strict: only these servers.
+    None leaves the CLI's own MCP configuration alone; any set (even empty) is strict: only these servers. The
+    Agent's host tools (``hosted``) are added either way (their server survives ``mcp=[]``); the ones that need no
+    approval are pre-allowed, so only ``requires_approval=True`` tools reach the permission flow.
     """
-    if servers is None:
+    if servers is None and hosted is None:
         return [], {}
     secrets: dict[str, str] = {}
     table: dict[str, Any] = {}
-    for s in servers:
+    extra: list[str] = []
+    if hosted is not None:
+        secrets.update(hosted.env)
+        table[hosted.server] = {
+            "type": "http",
+            "url": hosted.url,
+            "headers": {"Authorization": "Bearer ${" + hosted.token_env + "}"},
+            # The tools' own timeouts bound a call: MCP_TOOL_TIMEOUT must not cut it off sooner.
+            "timeout": int(hosted.call_timeout * 1000),
+        }
+        allowed = [hosted.cli_name(n) for n in hosted.names if n not in hosted.approval]
+        if allowed:
+            extra = ["--allowedTools", ",".join(allowed)]
+    for s in servers or ():
         entry: dict[str, Any]
         if isinstance(s, Stdio):
             entry = {"type": "stdio", "command": s.command, "args": list(s.args)}
@@ -39,7 +57,8 @@ def mcp_config_args(servers: tuple[Server, ...] | None) -> tuple[list[str], dict
                 entry["headers"] = headers
         table[s.name] = entry
     config = json.dumps({"mcpServers": table}, separators=(",", ":"), sort_keys=True)
-    return ["--mcp-config", config, "--strict-mcp-config"], secrets
+    strict = ["--strict-mcp-config"] if servers is not None else []
+    return ["--mcp-config", config, *strict, *extra], secrets
 
 
 def _ref(secrets: dict[str, str], name: str, value: str) -> str:

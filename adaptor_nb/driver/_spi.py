@@ -24,6 +24,7 @@ from .._events import Event, EventSourceMeta
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
+from ._hosted import HostedTools
 from ._probe import EnvironmentStatus as EnvironmentStatus
 
 ALL_APPROVAL_MODES = frozenset({ApprovalMode.ASK, ApprovalMode.AUTO_APPROVE, ApprovalMode.AUTO_DENY})
@@ -102,6 +103,9 @@ class Descriptor:
     scripted: bool = False
     mcp: frozenset[str] = frozenset()
     """MCP transports the driver can attach (``"stdio"``, ``"http"``, ``"sse"``); empty means no MCP support."""
+    host_tools: bool = False
+    """The driver attaches the Agent's host tools (``Invocation.tools``); without it ``tools=`` is refused before
+    launch."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,8 @@ class Invocation:
     env: dict[str, str] = field(default_factory=dict)
     mcp: tuple[MCPServer, ...] | None = None
     """The resolved MCP servers, already validated: None leaves the CLI's own MCP setup alone, ``()`` clears it."""
+    tools: HostedTools | None = None
+    """The Agent's host tools (``tools=[...]``): attach this server whatever ``mcp`` says; None: no host tools."""
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from ._help import DRIVER_NAMES
+from ._tools import ToolsError, tool_names
 
 APPROVAL_MODES = ("ask", "auto", "deny")
 
@@ -37,6 +38,7 @@ class CellOptions:
     map: str | None = None
     concurrency: int | None = None
     worktree: bool = False
+    tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--map")
     p.add_argument("--concurrency", type=_positive_int)
     p.add_argument("--worktree", action="store_true")
+    p.add_argument("--tools")
     return p
 
 
@@ -141,7 +144,15 @@ def parse_cell_line(line: str) -> CellOptions:
         map=ns.map,
         concurrency=ns.concurrency,
         worktree=ns.worktree,
+        tools=_tools(ns.tools, ns.agent),
     )
+
+
+def _tools(value: str | None, agent: str | None) -> tuple[str, ...]:
+    try:
+        return tool_names(value, agent)
+    except ToolsError as exc:
+        raise OptionError(str(exc)) from None
 
 
 def parse_use(args: list[str]) -> UseOptions:

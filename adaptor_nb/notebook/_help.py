@@ -41,6 +41,7 @@ Options:
   --concurrency N       with --map: at most N rows run at once (default 4)
   --worktree            run in a git worktree of the notebook's repository (one per --thread KEY, on branch
                         agent/KEY, in <repo>.worktrees/ beside it); the header shows its path and branch
+  --tools A,B           let the agent call the notebook's functions A and B (callables or tool.define results)
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
@@ -48,6 +49,7 @@ as in any IPython magic.
 
 Line magic: %agent use DRIVER [--force] [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
             %agent threads | %agent worktrees [clean] | %agent status | %agent cancel | %agent help
+            %agent threads | %agent status | %agent cancel | %agent tools | %agent help
 """
 
 LINE_HELP = """\
@@ -63,6 +65,7 @@ LINE_HELP = """\
 %agent worktrees            the worktrees %%agent --worktree cells made for this notebook's repository
 %agent worktrees clean      remove those no run is using (git refuses ones with uncommitted changes;
                             --force removes them anyway); a branch with commits beyond its base is kept
+%agent tools     the Python tools of the last --tools cell, with their input schemas
 %agent help      this help and the %%agent options
 """
 

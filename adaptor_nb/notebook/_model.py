@@ -271,6 +271,8 @@ class RunState:
 
     def _on_ToolCall(self, event: ToolCall) -> None:
         item = self._tool_item(event.id, event.name)
+        if event.details.get("host_tool") and not item.get("host_tool"):
+            item["host_tool"] = True  # the view labels it a Python tool
         if event.name and item["name"] != event.name:
             item["name"] = event.name
             self.dirty.add("items")
@@ -298,6 +300,8 @@ class RunState:
 
     def _on_ToolResult(self, event: ToolResult) -> None:
         item = self._tool_item(event.id, event.name)
+        if event.details.get("host_tool"):
+            item["host_tool"] = True
         if item["id"] in self._chunks:
             self._close(item["id"])
         self._set_result(item, _result_text(event.result), event.is_error, event.result)

@@ -15,6 +15,7 @@ from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._model import INTERRUPTED
 from ._session import NotebookSession, SetupError
+from ._tools import tools_report
 from ._worktrees import worktrees_command
 
 _T = typing.TypeVar("_T")
@@ -294,6 +295,8 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
     elif command == "cancel":
         count = session.cancel_all()
         print(f"cancelled {count} run{'s' if count != 1 else ''}")
+    elif command == "tools":
+        print(tools_report(session))
     elif command == "help":
         print(LINE_HELP + "\n" + CELL_HELP)
     elif command == "skills":

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._args import CellOptions, UseOptions
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
+from ._tools import ToolsError, agent_with_tools
 from ._worktrees import notebook_manager, result_workspace, worktree_call
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
@@ -118,6 +119,7 @@ class NotebookSession:
         self._store: Any = None
         self.store_note = ""
         self._choosing: asyncio.Lock | None = None
+        self.active_tools: tuple[Any, ...] = ()  # the tools of the last --tools cell (%agent tools)
 
     # -- the thread store ------------------------------------------------------------------------------------
 
@@ -219,6 +221,11 @@ class NotebookSession:
             driver = choice.name
             agent = self.agent_for(driver, choice.driver)
             note = choice.note
+        if opts.tools:
+            try:
+                agent = agent_with_tools(self, driver, agent, opts.tools, namespace)
+            except ToolsError as exc:
+                raise SetupError(str(exc)) from None
         use = self.use if opts.agent is None else None
         call: dict[str, Any] = {}
         model = opts.model or (use.model if use else None)

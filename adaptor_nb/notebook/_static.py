@@ -70,7 +70,8 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
             body += f"<div>result</div>{_pre(str(item['result']))}"
         if item.get("truncated"):
             body += f'<div style="{_MUTED}">{_e(item["truncated"])} characters cut</div>'
-        summary = f"tool <strong>{_e(item.get('name') or 'tool')}</strong> <span>{_e(state)}</span>"
+        label = "python tool" if item.get("host_tool") else "tool"
+        summary = f"{label} <strong>{_e(item.get('name') or 'tool')}</strong> <span>{_e(state)}</span>"
         return f'<details class="anb-static-tool" style="{_CARD}"><summary>{summary}</summary>{body}</details>'
     if kind == "approval":
         title = _e(item.get("title") or item.get("tool") or item.get("akind") or "approval")

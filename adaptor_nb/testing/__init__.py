@@ -14,6 +14,7 @@ _PUBLIC: dict[str, str] = {
     "AnthropicReply": "._anthropic:Reply",
     "AnthropicRequest": "._anthropic:RecordedRequest",
     "CHECKS": ".conformance",
+    "HOST_TOOL_PREFIX": ".conformance",
     "ChatReply": "._chat_completions",
     "ChatRequest": "._chat_completions",
     "ChatToolCall": "._chat_completions",
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from ._store_conformance import STORE_CHECKS as STORE_CHECKS
     from ._store_conformance import run_store_conformance as run_store_conformance
     from .conformance import CHECKS as CHECKS
+    from .conformance import HOST_TOOL_PREFIX as HOST_TOOL_PREFIX
     from .conformance import CheckResult as CheckResult
     from .conformance import ConformanceCase as ConformanceCase
     from .conformance import ConformanceReport as ConformanceReport

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import tempfile
 from collections.abc import AsyncIterator
@@ -12,8 +13,8 @@ import pytest
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import claude
-from adaptor_nb.testing import ConformanceCase, ModelRun, run_driver_conformance
-from adaptor_nb.testing._anthropic import FakeAnthropicServer, RecordedRequest, Reply
+from adaptor_nb.testing import HOST_TOOL_PREFIX, ConformanceCase, ModelRun, run_driver_conformance
+from adaptor_nb.testing._anthropic import FakeAnthropicServer, RecordedRequest, Reply, ToolUseBlock
 
 from .conftest import QUIET_ENV, SECRET
 
@@ -25,6 +26,8 @@ _RUN = re.compile(r"adaptor_nb conformance check '[^']*', run (\d+)\.")
 def _first_turn(case: ConformanceCase, run: ModelRun, req: RecordedRequest) -> Reply:
     """The model's side of a run's first turn: an optional decision tool, then the answer."""
     step = len(req.tool_results)
+    if run.host_calls:
+        return _host_turn(run, req, step)
     if step == 0 and run.approval is ApprovalKind.PERMISSION:
         return Reply.tool("Bash", {"command": "touch conformance.txt", "description": "create a file"})
     if step == 0 and run.approval is ApprovalKind.PLAN_REVIEW:
@@ -36,6 +39,19 @@ def _first_turn(case: ConformanceCase, run: ModelRun, req: RecordedRequest) -> R
     if run.structured is not None:
         return Reply.structured(run.structured)
     return Reply.text(run.reply, chunks=3, hold=case.hold if run.hold else None)
+
+
+def _host_turn(run: ModelRun, req: RecordedRequest, step: int) -> Reply:
+    """All host-tool calls in one model step, then the reply if every expected text came back in the results."""
+    if step == 0:
+        blocks = tuple(
+            ToolUseBlock(HOST_TOOL_PREFIX + name, dict(args), id=f"toolu_host_{i}")
+            for i, (name, args) in enumerate(run.host_calls)
+        )
+        return Reply(blocks=blocks)
+    seen = json.dumps([r.get("content") for r in req.tool_results])
+    missing = [t for t in run.host_expect if t not in seen]
+    return Reply.text(run.reply if not missing else f"the tool results lack {missing}")
 
 
 def responder_for(case: ConformanceCase):

@@ -108,4 +108,5 @@ async def test_the_codebuddy_driver_passes_the_conformance_suite(codebuddy_bin: 
     report = await run_driver_conformance(make_factory(codebuddy_bin, tripwire), skip=_SKIPPED, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
-    assert [c.name for c in report.skipped] == list(_SKIPPED), str(report)
+    host = ["host_tool_calls", "host_tool_errors", "host_tool_cancel"]  # the driver does not declare host_tools yet
+    assert [c.name for c in report.skipped] == [*_SKIPPED, *host], str(report)

@@ -4,6 +4,7 @@ check's neutral script."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ import pytest
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers.codex import Config, Driver
-from adaptor_nb.testing import ConformanceCase, FakeOpenAIServer, run_driver_conformance
+from adaptor_nb.testing import HOST_TOOL_PREFIX, ConformanceCase, FakeOpenAIServer, ModelRun, run_driver_conformance
 from adaptor_nb.testing._openai import RecordedRequest, Reply
 
 from .conftest import API_KEY, API_KEY_ENV, NetworkTripwire, make_home
@@ -26,6 +27,20 @@ _RUN = re.compile(r"\[\[conformance run (\d+)\]\]")
 
 def prompt_for(case: ConformanceCase, index: int) -> str:
     return f"Conformance check {case.check!r}. Reply as scripted. [[conformance run {index}]]"
+
+
+def _host_step(run: ModelRun, request: RecordedRequest) -> Reply:
+    """One host-tool call per model step (the fake answers one call a reply), then the reply if every expected text
+    came back in the tool outputs."""
+    items = request.input_items
+    last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)
+    outputs = [it.get("output") for it in items[last_user + 1 :] if it.get("type") == "function_call_output"]
+    if len(outputs) < len(run.host_calls):
+        name, args = run.host_calls[len(outputs)]
+        return Reply.function_call(name, dict(args), namespace=HOST_TOOL_PREFIX.rstrip("_"))
+    seen = json.dumps(outputs)
+    missing = [t for t in run.host_expect if t not in seen]
+    return Reply.text(run.reply if not missing else f"the tool outputs lack {missing}")
 
 
 def responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Reply]:
@@ -42,6 +57,8 @@ def responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Reply]:
             return Reply.error(500, "conformance: the scripted model request failed")
         if texts[position + 1 :]:
             return Reply.text(run.follow_up)
+        if run.host_calls:
+            return _host_step(run, request)
         after_tool = request.input_items[-1].get("type") == "function_call_output"
         if run.approval is ApprovalKind.PERMISSION and not after_tool:
             return Reply.exec_command(

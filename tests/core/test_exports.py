@@ -94,7 +94,7 @@ def test_importing_the_package_loads_no_heavy_dependencies() -> None:
 
     code = (
         "import sys, adaptor_nb; from adaptor_nb import Agent, Result;"
-        "heavy = ('pydantic', 'jsonschema', 'pandas', 'ipywidgets', 'anywidget');"
+        "heavy = ('pydantic', 'jsonschema', 'pandas', 'ipywidgets', 'anywidget', 'mcp', 'uvicorn');"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

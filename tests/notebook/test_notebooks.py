@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def test_the_six_notebooks_exist() -> None:
+def test_the_notebooks_exist() -> None:
     assert {p.stem for p in NOTEBOOKS} == {
         "quickstart",
         "threads",
@@ -19,6 +19,7 @@ def test_the_six_notebooks_exist() -> None:
         "structured_output",
         "live_tool_calls",
         "batch_extraction",
+        "tools",
     }
 
 

@@ -29,6 +29,7 @@ from ...driver import (
     ResumeRejectedError,
     RunContext,
     TranscriptItem,
+    mark_host_tool,
     text_delta,
 )
 from ._approvals import approval_spec, decision_response, error_response
@@ -165,7 +166,8 @@ class ClaudeRun:
             ) from None
 
     def _sourced(self, ev: E) -> E:
-        """``ev`` (a fresh payload) carrying the provider session as its source meta."""
+        """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
+        ev = mark_host_tool(ev, self.inv.tools)
         meta = self.source_meta
         if meta is not None and ev.meta.source is None:
             _set(ev, "meta", meta)

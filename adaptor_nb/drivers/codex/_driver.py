@@ -49,7 +49,7 @@ from ._command import codex_command
 from ._config import Config
 from ._home import auth_source, config_overrides
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
-from ._mcp import mcp_overrides
+from ._mcp import hosted_overrides, mcp_overrides
 from ._process import AppServer, OutputRoute
 from ._profile import codex_layout
 from ._rpc import Closed, RpcError, ServerClosedError
@@ -89,6 +89,7 @@ DESCRIPTOR = Descriptor(
     fork=True,
     persistent=True,
     mcp=MCP_TRANSPORTS,
+    host_tools=True,
 )
 
 
@@ -188,12 +189,19 @@ class Driver:
 
     @staticmethod
     def _mcp(inv: Invocation, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The ``-c`` overrides and private environment for the run's MCP servers (nothing when it inherits)."""
-        if inv.mcp is None:
-            return [], {}
-        check_bearer_envs(inv.mcp, env, "codex")
-        home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
-        return mcp_overrides(inv.mcp, home)
+        """The ``-c`` overrides and private environment for the run's MCP servers (nothing when it inherits), and
+        for the Agent's host tools (always, whatever ``mcp`` says)."""
+        argv: list[str] = []
+        secrets: dict[str, str] = {}
+        if inv.mcp is not None:
+            check_bearer_envs(inv.mcp, env, "codex")
+            home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+            argv, secrets = mcp_overrides(inv.mcp, home)
+        if inv.tools is not None:
+            more, more_secrets = hosted_overrides(inv.tools)
+            argv += more
+            secrets.update(more_secrets)
+        return argv, secrets
 
     @staticmethod
     def _process_fingerprint(argv: list[str], env: dict[str, str], cwd: str) -> str:
@@ -365,6 +373,7 @@ class Driver:
                 output_schema=inv.output_schema.schema if inv.output_schema is not None else None,
                 idle_timeout=self.config.idle_timeout,
                 connect_timeout=self.config.connect_timeout,
+                hosted=inv.tools,
             )
             await runner.run(inv.prompt)
             healthy = server.alive

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...driver import (
     MCP_LAUNCHER,
+    HostedTools,
     InvalidMCPConfigError,
     Server,
     Stdio,
@@ -86,3 +87,24 @@ def mcp_overrides(servers: tuple[Server, ...] | None, codex_home: str) -> tuple[
             entry["required"] = True
         argv += ["-c", f"mcp_servers.{toml_key(s.name)}={toml_value(entry)}"]
     return argv, secrets
+
+
+def hosted_overrides(hosted: HostedTools) -> tuple[list[str], dict[str, str]]:
+    """``-c`` arguments attaching the Agent's tool server over streamable HTTP, the token read from ``token_env``.
+
+    ``tool_timeout_sec`` follows the tools' own timeouts, so Codex's 60 s default does not cut a long call off.
+    The server's tools are pre-approved (``default_tools_approval_mode="approve"``) except those declared with
+    ``requires_approval=True`` (``approval_mode="prompt"``), which reach the run's approval policy.
+    """
+    entry: dict[str, Any] = {
+        "url": hosted.url,
+        "bearer_token_env_var": hosted.token_env,
+        "enabled": True,
+        "required": True,
+    }
+    entry["tool_timeout_sec"] = hosted.call_timeout
+    entry["default_tools_approval_mode"] = "approve"
+    if hosted.approval:
+        entry["tools"] = {name: {"approval_mode": "prompt"} for name in sorted(hosted.approval)}
+    argv = ["-c", f"mcp_servers.{toml_key(hosted.server)}={toml_value(entry)}"]
+    return argv, hosted.env

@@ -15,6 +15,7 @@ from ...driver import (
     EventMeta,
     EventSourceMeta,
     FailureReason,
+    HostedTools,
     Notice,
     NoticeKind,
     ProcessInfo,
@@ -22,6 +23,7 @@ from ...driver import (
     RunContext,
     TranscriptItem,
     Usage,
+    mark_host_tool,
 )
 from ._approvals import (
     ELICITATION_REQUEST,
@@ -83,7 +85,9 @@ class TurnRunner:
         output_schema: dict[str, Any] | None = None,
         idle_timeout: float | None = None,
         connect_timeout: float | None = None,
+        hosted: HostedTools | None = None,
     ) -> None:
+        self.hosted = hosted
         self.server = server
         self.rpc = server.rpc
         self.ctx = ctx
@@ -298,6 +302,7 @@ class TurnRunner:
         if isinstance(out, TranscriptItem):
             self.ctx.transcript(out)
         else:
+            out = mark_host_tool(out, self.hosted)
             meta = self.source_meta
             if meta is not None and out.meta.source is None:
                 object.__setattr__(out, "meta", meta)  # a fresh payload from the mapper: nobody else holds it

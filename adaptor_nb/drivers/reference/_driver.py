@@ -44,7 +44,9 @@ from ...driver import (
     ToolResult,
     TranscriptItem,
     Usage,
+    mark_host_tool,
 )
+from ._hosted import call_host_tool, host_directives
 from ._sample import sample
 from ._scenario import (
     Ask,
@@ -52,6 +54,8 @@ from ._scenario import (
     Delay,
     Fail,
     Gate,
+    HostCall,
+    HostCalls,
     PlanReview,
     Scenario,
     Stderr,
@@ -134,6 +138,7 @@ class Driver:
             fork=c.fork,
             persistent=False,
             scripted=True,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:
@@ -224,6 +229,7 @@ class _Play:
         self.structured: Any = None
         self.has_structured = False
         self._tool_n = 0
+        self._host_log: list[tuple[str, str, bool]] = []
         self._unmatched = 0  # deliveries not yet consumed by a WaitForMessage step
         caps = driver.config.messages
         self._in_run = Boundary.IN_RUN in caps.boundaries
@@ -237,6 +243,9 @@ class _Play:
         return self._default_turn(index, inputs)
 
     def _default_turn(self, index: int, inputs: list[str]) -> Turn:
+        calls = host_directives(self.inv.prompt) if self.inv.tools is not None and index == 0 else ()
+        if calls:
+            return Turn(*calls, _HostSummary())  # type: ignore[arg-type]
         if self.inv.output_schema is not None and index == 0:
             value = sample(self.inv.output_schema.schema)
             return Turn(Text(json.dumps(value)), Structured(value))
@@ -338,6 +347,13 @@ class _Play:
             ctx.transcript(TranscriptItem(kind="thinking", text=step.text))
         elif isinstance(step, ToolUse):
             await self._tool(step)
+        elif isinstance(step, HostCall):
+            await self._host_call(step)
+        elif isinstance(step, HostCalls):
+            await asyncio.gather(*(self._host_call(c) for c in step.calls))
+        elif isinstance(step, _HostSummary):
+            lines = [f"{name} → {'error: ' if bad else ''}{_clip(text)}" for name, text, bad in self._host_log]
+            await self._step(Text(f"Scripted reply ({SCRIPTED_NOTE}). The Python tools answered:\n" + "\n".join(lines)))
         elif isinstance(step, Ask):
             # As a real CLI does: the model calls its question tool, and the question is asked about that call.
             tid = f"ask-{self._tool_n + 1}"
@@ -432,6 +448,50 @@ class _Play:
         ctx.transcript(
             TranscriptItem(kind="tool_result", tool_use_id=tid, tool_name=step.name, input=result, is_error=is_error)
         )
+
+    async def _host_call(self, step: HostCall) -> None:
+        ctx, hosted = self.ctx, self.inv.tools
+        self._tool_n += 1
+        tid = step.id or f"tool-{self._tool_n}"
+        cli_name = f"mcp__{hosted.server if hosted else 'pytools'}__{step.name}"
+
+        async def emit(event: Any) -> None:
+            await ctx.emit(mark_host_tool(event, hosted))
+
+        await emit(ToolCall(id=tid, name=cli_name, phase=Phase.START))
+        await emit(ToolCall(id=tid, name=cli_name, args_delta=json.dumps(step.args), phase=Phase.CONTENT))
+        await emit(ToolCall(id=tid, name=cli_name, args=dict(step.args), phase=Phase.END))
+        ctx.transcript(TranscriptItem(kind="tool_use", tool_use_id=tid, tool_name=step.name, input=dict(step.args)))
+        if hosted is None or step.name not in hosted.names:
+            text, is_error = f"no host tool named {step.name!r}", True
+        else:
+            allowed = True
+            if step.name in hosted.approval:
+                decision = await ctx.approvals.request(
+                    ApprovalSpec(
+                        kind=ApprovalKind.PERMISSION,
+                        title=f"Allow {step.name}?",
+                        tool_call_id=tid,
+                        details={"tool_name": step.name, "args": dict(step.args), "host_tool": True},
+                        source="reference",
+                    )
+                )
+                allowed = decision.allowed
+            if allowed:
+                text, is_error = await call_host_tool(hosted, step.name, dict(step.args))
+            else:
+                text, is_error = "the user denied this call", True
+        self._host_log.append((step.name, text, is_error))
+        await emit(ToolResult(id=tid, name=cli_name, result={"content": text}, is_error=is_error))
+        ctx.transcript(
+            TranscriptItem(
+                kind="tool_result", tool_use_id=tid, tool_name=step.name, input={"content": text}, is_error=is_error
+            )
+        )
+
+
+class _HostSummary:
+    """The default turn's last step after host-tool directives: report what the tools answered."""
 
 
 def join_blocks(before: str, block: str) -> str:

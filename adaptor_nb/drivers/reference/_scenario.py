@@ -40,6 +40,26 @@ class ToolUse:
 
 
 @dataclass(frozen=True)
+class HostCall:
+    """A call of one of the Agent's host tools (``tools=[...]``): the driver calls the Agent's tool server and
+    reports the answer it gets, as a CLI would."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class HostCalls:
+    """Several host-tool calls made in one model step (they run concurrently)."""
+
+    calls: tuple[HostCall, ...]
+
+    def __init__(self, *calls: HostCall) -> None:
+        object.__setattr__(self, "calls", tuple(calls))
+
+
+@dataclass(frozen=True)
 class Ask:
     """A question for the human with choices; the answer becomes the tool input ``answer``."""
 
@@ -125,6 +145,8 @@ Step = (
     Text
     | ThinkingStep
     | ToolUse
+    | HostCall
+    | HostCalls
     | Ask
     | PlanReview
     | Structured

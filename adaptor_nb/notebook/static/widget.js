@@ -171,6 +171,7 @@ return fold(view, it.id, h("span", { class: "anb-muted", text: "Thinking" }), h(
 case "tool": {
 const head = h("span", {},
 h("span", { class: `anb-dot anb-${it.state}` }),
+it.host_tool ? h("span", { class: "anb-muted", text: "python " }) : null,
 h("code", { text: it.name || "tool" }),
 h("span", { class: `anb-tool-state anb-${it.state}`, text: ` ${TOOL_STATES[it.state] || it.state}${it.summary ? ` · ${it.summary}` : ""}` }));
 const body = [h("div", { class: "anb-label", text: "arguments" }), longText(view, `${it.id}:a`, text, "anb-args")];

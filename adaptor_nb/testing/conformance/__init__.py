@@ -32,6 +32,11 @@ for ``Timing.INTERRUPT``: then it keeps the turn held until the message is deliv
 timeout), so the driver has to interrupt the held turn. ``prompt_for(case, index)`` makes the prompt of run
 ``index`` (the default asks for the reply in plain words; a hook may add directives its fake server understands).
 
+Host-tool checks (``host_tool_*``, for drivers that declare ``Descriptor.host_tools``) run the Agent with
+``tools=[...]``: ``host_calls`` lists the calls (tool name, arguments) the model makes in one step, as calls of the CLI
+tools ``HOST_TOOL_PREFIX + name``; the model then answers ``reply`` only if the tool results in its next request
+contain every text of ``host_expect`` (so the suite can see the results arrived).
+
 The factory is also called once for the case named ``"descriptor"`` (no runs) to read the declared capabilities.
 Every check gets a fresh driver, Agent and workspace directory, is bounded by ``timeout`` seconds, and never sleeps
 to synchronise. The suite returns a :class:`ConformanceReport` and raises AssertionError listing the failures unless
@@ -40,11 +45,13 @@ to synchronise. The suite returns a :class:`ConformanceReport` and raises Assert
 
 from ._cases import ConformanceCase, Hold, ModelRun, default_prompt
 from ._checks import CHECKS
+from ._host_tools import HOST_TOOL_PREFIX
 from ._report import CheckResult, ConformanceReport
 from ._runner import run_driver_conformance
 
 __all__ = [
     "CHECKS",
+    "HOST_TOOL_PREFIX",
     "CheckResult",
     "ConformanceCase",
     "ConformanceReport",

@@ -110,6 +110,12 @@ class ModelRun:
     hold: bool = False
     fail: bool = False
     follow_up: str = FOLLOW_UP
+    host_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """Host-tool calls (tool name, arguments) the model makes in one step before it replies; a provider that can make
+    only one call per model step makes them one after the other."""
+    host_expect: tuple[str, ...] = ()
+    """Texts the tool results the model receives must contain; a scripted model that does not find them all in its
+    next request answers something other than ``reply`` (so the check sees the results did not arrive)."""
 
 
 @dataclass

@@ -43,6 +43,7 @@ from adaptor_nb.driver import Boundary, Descriptor, MessageCapabilities
 from ._audit import _audit
 from ._cases import QUESTION_CHOICES, SCHEMA, STRUCTURED_VALUE, ModelRun
 from ._harness import _Harness, _same_text, _success
+from ._host_tools import check_host_tool_calls, check_host_tool_cancel, check_host_tool_errors
 from ._profile_check import check_skills_and_profiles
 from ._verdicts import _expect, _fail, _skip
 
@@ -575,4 +576,7 @@ CHECKS: dict[str, CheckFn] = {
     "checkpoints": check_checkpoints,
     "cancellation": check_cancellation,
     "skills_profiles": check_skills_and_profiles,
+    "host_tool_calls": check_host_tool_calls,
+    "host_tool_errors": check_host_tool_errors,
+    "host_tool_cancel": check_host_tool_cancel,
 }

@@ -51,6 +51,8 @@ def _reference_scenario(case: ConformanceCase, run: ModelRun) -> reference.Scena
         steps.append(ref.PlanReview("1. Read the request.\n2. Answer it."))
     elif run.approval is ApprovalKind.QUESTION:
         steps.append(ref.Ask("Which option should the answer use?", run.choices))
+    if run.host_calls:
+        steps.append(ref.HostCalls(*(ref.HostCall(name, dict(args)) for name, args in run.host_calls)))
     if run.structured is not None:
         steps += [ref.Text(json.dumps(run.structured)), ref.Structured(run.structured)]
     else:

@@ -1,0 +1,185 @@
+"""Host-tool round trip on the real Claude and Codex CLIs: the model asks for a tool, how long until the tool's
+result is in the next model request, for the Agent's hosted Python function beside the same function served by a
+minimal stdio MCP server process, in the same run.
+
+Both subjects run on a warm Thread (the CLI process stays up between rounds), against the project's fake model
+servers on 127.0.0.1, alternating rounds; the figure is the median time between the model request that asks for the
+tool and the one that carries its result (the fake server clocks both on arrival). Run from the repository root::
+
+    .venv/bin/python benchmarks/host_tools.py [--rounds 9] [--driver claude|codex|both]
+
+Target: hosted ≤ 1.0× the stdio server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from adaptor_nb import Agent, mcp
+from adaptor_nb.testing import find_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+STDIO_ECHO = str(ROOT / "tests" / "fixtures" / "mcp_echo_server.py")
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+}
+
+
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return f"echo: {text}"
+
+
+class Clock:
+    """Arrival times of the two model requests of a round: the one that gets the tool call, the one with the result."""
+
+    def __init__(self) -> None:
+        self.asked = 0.0
+        self.answered = 0.0
+
+    def trip(self) -> float:
+        return self.answered - self.asked
+
+
+def _last_user_has_tool_result(messages: list[dict[str, Any]]) -> bool:
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+async def claude_rounds(rounds: int) -> dict[str, list[float]]:
+    from adaptor_nb.drivers import claude
+    from adaptor_nb.testing._anthropic import FakeAnthropicServer, RecordedRequest, Reply
+
+    cli = find_cli("claude")
+    clock = Clock()
+    tool_name = {"value": ""}
+
+    def respond(req: RecordedRequest) -> Reply:
+        if _last_user_has_tool_result(req.messages):
+            clock.answered = time.perf_counter()
+            return Reply.text("done")
+        clock.asked = time.perf_counter()
+        return Reply.tool(tool_name["value"], {"text": "ping"})
+
+    out: dict[str, list[float]] = {"hosted": [], "stdio": []}
+    with tempfile.TemporaryDirectory() as home, FakeAnthropicServer() as fake:
+        fake.responder = respond
+
+        def config(**fields: Any) -> claude.Config:
+            return claude.Config(
+                command=[cli],
+                cwd=home,
+                env={"HOME": home, "ANTHROPIC_BASE_URL": fake.url, **QUIET},
+                secret_env={"ANTHROPIC_API_KEY": "sk-ant-bench"},
+                bare=True,
+                **fields,
+            )
+
+        hosted = Agent(claude.Driver(config()), tools=[echo], workspace=home)
+        stdio = Agent(
+            claude.Driver(config(allowed_tools=["mcp__echo__echo"])),
+            mcp=[mcp.Stdio("echo", sys.executable, args=[STDIO_ECHO])],
+            workspace=home,
+        )
+        subjects = {"hosted": (hosted, "mcp__pytools__echo"), "stdio": (stdio, "mcp__echo__echo")}
+        try:
+            for i in range(rounds + 1):  # the first round of each warms its process up and is not counted
+                for label, (agent, name) in subjects.items():
+                    tool_name["value"] = name
+                    await agent.thread("bench").send(f"round {i}")
+                    if i:
+                        out[label].append(clock.trip())
+        finally:
+            await hosted.close()
+            await stdio.close()
+    return out
+
+
+async def codex_rounds(rounds: int) -> dict[str, list[float]]:
+    from adaptor_nb.drivers.codex import Config, Driver
+    from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
+    from adaptor_nb.testing import FakeOpenAIServer
+    from adaptor_nb.testing._openai import RecordedRequest, Reply
+
+    cli = find_cli("codex")
+    clock = Clock()
+    namespace = {"value": ""}
+
+    def respond(req: RecordedRequest) -> Reply:
+        items = req.input_items
+        if items and items[-1].get("type") == "function_call_output":
+            clock.answered = time.perf_counter()
+            return Reply.text("done")
+        clock.asked = time.perf_counter()
+        return Reply.function_call("echo", {"text": "ping"}, namespace=namespace["value"])
+
+    out: dict[str, list[float]] = {"hosted": [], "stdio": []}
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer() as fake:
+        fake.responder = respond
+        settings = provider_settings(base_url=fake.base_url, env_key="FAKE_OPENAI_API_KEY", request_max_retries=0)
+        home = write_codex_home(Path(tmp) / "codex-home", settings)
+
+        def driver() -> Driver:
+            return Driver(
+                Config(
+                    command=[cli],
+                    codex_home=str(home),
+                    env={"HOME": tmp},
+                    secret_env={"FAKE_OPENAI_API_KEY": "sk-bench"},
+                )
+            )
+
+        from adaptor_nb import ApprovalMode, ApprovalPolicy, Policy
+
+        auto = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.AUTO_APPROVE))
+        hosted = Agent(driver(), tools=[echo], workspace=tmp, policy=auto)
+        stdio = Agent(driver(), mcp=[mcp.Stdio("echo", sys.executable, args=[STDIO_ECHO])], workspace=tmp, policy=auto)
+        subjects = {"hosted": (hosted, "mcp__pytools"), "stdio": (stdio, "mcp__echo")}
+        try:
+            for i in range(rounds + 1):
+                for label, (agent, ns) in subjects.items():
+                    namespace["value"] = ns
+                    await agent.thread("bench").send(f"round {i}")
+                    if i:
+                        out[label].append(clock.trip())
+        finally:
+            await hosted.close()
+            await stdio.close()
+    return out
+
+
+def report(name: str, data: dict[str, list[float]]) -> None:
+    hosted = statistics.median(data["hosted"])
+    stdio = statistics.median(data["stdio"])
+    ratio = hosted / stdio
+    print(f"{name}: round trip, median of {len(data['hosted'])} warm rounds")
+    print(f"  hosted Python tool (loopback HTTP MCP): {hosted * 1000:8.1f} ms")
+    print(f"  stdio MCP server process (baseline):    {stdio * 1000:8.1f} ms")
+    print(f"  ratio {ratio:.2f}x (target <= 1.0x): {'met' if ratio <= 1.0 else 'NOT met'}")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--driver", choices=("claude", "codex", "both"), default="both")
+    args = parser.parse_args()
+    if args.driver in ("claude", "both"):
+        report("claude", await claude_rounds(args.rounds))
+    if args.driver in ("codex", "both"):
+        report("codex", await codex_rounds(args.rounds))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

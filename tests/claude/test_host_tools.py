@@ -1,0 +1,209 @@
+"""Host tools (``tools=[...]``) on the real Claude CLI: the fake model calls a Python function through the Agent's
+loopback MCP server and sees its result in the next request."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from adaptor_nb import (
+    ApprovalMode,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Notice,
+    Phase,
+    Policy,
+    ToolCall,
+    ToolResult,
+    tool,
+)
+from adaptor_nb.testing._anthropic import FakeAnthropicServer, Reply, ToolUseBlock
+
+from .helpers import drain, of
+
+pytestmark = pytest.mark.claude
+
+CALLS: list[str] = []
+
+
+def describe_column(name: str) -> dict[str, float]:
+    """Summary statistics of one column.
+
+    Args:
+        name: the column
+    """
+    CALLS.append(name)
+    if name == "salary":
+        raise tool.reject("salaries are private")
+    if name == "boom":
+        raise RuntimeError("database password hunter2-db-secret leaked")
+    return {"mean": 41.5, "count": 4.0}
+
+
+def text_of(tool_result: dict[str, Any]) -> str:
+    content = tool_result["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+
+
+def call(name: str, args: dict[str, object]) -> str:
+    return f"[[tool mcp__pytools__{name} {json.dumps(args)}]] [[say finished]]"
+
+
+async def test_the_model_calls_a_python_function_and_its_result_is_in_the_next_request(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    agent = agent_factory(tools=[tool.define(describe_column)])
+    events, result, err = await drain(agent.send("stats " + call("describe_column", {"name": "age"})))
+    assert err is None and result is not None and result.text == "finished"
+    (spec,) = [fake.message_requests[0].tool("mcp__pytools__describe_column")]
+    assert spec is not None and spec["input_schema"]["properties"]["name"]["description"] == "the column"
+    (end,) = [c for c in of(events, ToolCall) if c.phase is Phase.END]
+    assert (end.name, end.args, end.details.get("host_tool")) == ("describe_column", {"name": "age"}, True)
+    (done,) = of(events, ToolResult)
+    assert done.name == "describe_column" and done.details["host_tool"] is True and not done.is_error
+    (sent,) = fake.message_requests[1].tool_results
+    assert sent["tool_use_id"] == end.id and json.loads(text_of(sent)) == {"mean": 41.5, "count": 4.0}
+
+
+async def test_rejections_validation_errors_and_crashes_reach_the_model_sanitized(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    agent = agent_factory(tools=[describe_column])
+    prompt = (
+        '[[tool mcp__pytools__describe_column {"name": "salary"}]] '
+        '[[tool mcp__pytools__describe_column {"name": 7}]] '
+        '[[tool mcp__pytools__describe_column {"name": "boom"}]] [[say finished]]'
+    )
+    CALLS.clear()
+    events, result, err = await drain(agent.send(prompt))
+    assert err is None and result is not None and result.text == "finished"
+    sent = [json.dumps(r["content"]) for req in fake.message_requests[1:] for r in req.tool_results[-1:]]
+    assert "salaries are private" in sent[0]
+    assert "invalid arguments" in sent[1] and "name" in sent[1]
+    assert "RuntimeError" in sent[2] and "Traceback" not in sent[2]
+    assert CALLS == ["salary", "boom"]  # the ill-typed call never reached the function
+    results = of(events, ToolResult)
+    assert [r.is_error for r in results] == [True, True, True]
+    (notice,) = [n for n in of(events, Notice) if n.kind == "tool.error"]
+    assert notice.data == {"tool": "describe_column", "outcome": "failed"}
+
+
+async def test_two_parallel_calls_in_one_model_step(agent_factory, fake: FakeAnthropicServer) -> None:
+    started: list[str] = []
+
+    async def slow_echo(text: str) -> str:
+        started.append(text)
+        await asyncio.sleep(0)
+        return f"echo {text}"
+
+    fake.enqueue(
+        Reply(
+            blocks=(
+                ToolUseBlock("mcp__pytools__slow_echo", {"text": "a"}, id="toolu_a"),
+                ToolUseBlock("mcp__pytools__slow_echo", {"text": "b"}, id="toolu_b"),
+            )
+        ),
+        Reply.text("both done"),
+    )
+    agent = agent_factory(tools=[slow_echo])
+    events, result, err = await drain(agent.send("go"))
+    assert err is None and result is not None and result.text == "both done"
+    assert sorted(started) == ["a", "b"]
+    assert sorted((r.id, r.name, r.details["host_tool"]) for r in of(events, ToolResult)) == [
+        ("toolu_a", "slow_echo", True),
+        ("toolu_b", "slow_echo", True),
+    ]
+    sent = {r["tool_use_id"]: json.dumps(r["content"]) for r in fake.message_requests[1].tool_results}
+    assert "echo a" in sent["toolu_a"] and "echo b" in sent["toolu_b"]
+
+
+async def test_a_tool_that_requires_approval_goes_through_the_permission_flow(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    seen: list[ApprovalRequest] = []
+
+    def handler(request: ApprovalRequest) -> None:
+        seen.append(request)
+        request.approve()
+
+    dropped: list[str] = []
+
+    def drop_table(table: str) -> str:
+        """Drop a table."""
+        assert seen, "ran before its approval"
+        dropped.append(table)
+        return f"dropped {table}"
+
+    policy = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
+    agent = agent_factory(
+        tools=[tool.define(drop_table, requires_approval=True), describe_column], policy=policy, on_approval=handler
+    )
+    prompt = (
+        '[[tool mcp__pytools__describe_column {"name": "age"}]] '
+        '[[tool mcp__pytools__drop_table {"table": "t"}]] [[say finished]]'
+    )
+    events, result, err = await drain(agent.send(prompt))
+    assert err is None and result is not None
+    (request,) = seen  # describe_column needed no approval
+    assert "drop_table" in request.details["tool_name"]
+    assert dropped == ["t"]
+    results = of(events, ToolResult)
+    assert [(r.name, r.is_error) for r in results] == [("describe_column", False), ("drop_table", False)]
+
+
+async def test_hosted_tools_survive_a_per_call_mcp_clear_and_close_stops_the_server(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    agent = agent_factory(tools=[describe_column])
+    events, result, err = await drain(agent.send(call("describe_column", {"name": "age"}), mcp=[]))
+    assert err is None and result is not None
+    assert "mcp__pytools__describe_column" in fake.message_requests[0].tool_names
+    (done,) = of(events, ToolResult)
+    assert done.name == "describe_column" and not done.is_error
+    host = agent._engine.tool_host
+    assert host.started
+    await agent.close()
+    assert not host.started
+
+
+async def test_a_call_longer_than_the_clis_mcp_tool_timeout_still_returns(
+    agent_factory, make_config, fake: FakeAnthropicServer
+) -> None:
+    async def slow_sum(a: int, b: int) -> int:
+        await asyncio.sleep(2.5)  # the tool's own work: longer than the CLI's MCP_TOOL_TIMEOUT below
+        return a + b
+
+    config = make_config(env={"MCP_TOOL_TIMEOUT": "1000"})  # the CLI would give up on an MCP call after 1 s
+    agent = agent_factory(config, tools=[slow_sum])
+    events, result, err = await drain(agent.send(call("slow_sum", {"a": 2, "b": 3})))
+    assert err is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert not done.is_error
+    (sent,) = fake.message_requests[1].tool_results
+    assert text_of(sent) == "5"
+
+
+async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake: FakeAnthropicServer) -> None:
+    from fixtures import weather_tools as w
+
+    fake.enqueue(
+        Reply(
+            blocks=(
+                ToolUseBlock("mcp__pytools__describe_column", {"name": "temp"}, id="toolu_stats"),
+                ToolUseBlock("mcp__pytools__run_query", {"expr": "rain_mm > 2"}, id="toolu_rain"),
+            )
+        ),
+        Reply.text("It was 20.1 °C on average; it rained in Graz."),
+    )
+    agent = agent_factory(tools=w.TOOLS)
+    events, result, err = await drain(agent.send("How warm was it, and where did it rain more than 2 mm?"))
+    assert err is None and result is not None
+    sent = {r["tool_use_id"]: json.loads(text_of(r)) for r in fake.message_requests[1].tool_results}
+    assert sent["toolu_stats"] == w.TEMP_STATS
+    assert sent["toolu_rain"] == w.RAINY
+    assert sorted(r.name for r in of(events, ToolResult)) == ["describe_column", "run_query"]
