@@ -23,6 +23,8 @@ from typing import Any
 
 import psutil
 
+from . import _tap
+
 READ_CHUNK = 1 << 16
 STDERR_TAIL_BYTES = 8192
 EXIT_GRACE = 2.0
@@ -137,9 +139,10 @@ class CLIProcess:
     ) -> CLIProcess:
         """Spawn ``argv`` with pipes on all three streams, in a new session (process group)."""
         loop = asyncio.get_running_loop()
+        started = _tap.spawn_args(argv, cwd, env)  # a recorder or a replay stand-in when a cassette is active
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(READ_CHUNK, loop),
-            *argv,
+            *started,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -1,0 +1,105 @@
+"""Record a Claude Code run against the fake Anthropic server, then replay it with no CLI and no server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import drain, require_cli
+
+from adaptor_nb import Agent, ProcessInfo, ToolCall, ToolResult
+from adaptor_nb.cassette import Cassette, CassetteError
+from adaptor_nb.drivers import claude
+from adaptor_nb.testing import FakeAnthropicServer
+
+SECRET = "sk-ant-cassette-secret-0123456789"
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+}
+PROMPT = 'Run it. [[tool Bash {"command": "echo cassette-ok", "description": "say ok"}]] [[say all done]]'
+
+
+def _config(command: list[str], home: Path, workspace: Path, url: str) -> claude.Config:
+    return claude.Config(
+        command=command,
+        cwd=str(workspace),
+        env={"HOME": str(home), "ANTHROPIC_BASE_URL": url, **QUIET},
+        secret_env={"ANTHROPIC_API_KEY": SECRET},
+        bare=True,
+        startup_timeout=30.0,
+        grace_period=1.0,
+    )
+
+
+def _summary(events: list[Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for e in events:
+        if isinstance(e, ToolCall) and e.args is not None:
+            out.append(("call", f"{e.name} {json.dumps(e.args, sort_keys=True)}"))
+        elif isinstance(e, ToolResult):
+            out.append(("result", json.dumps(e.result, sort_keys=True)))
+    return out
+
+
+async def _run(config: claude.Config, workspace: Path, *prompts: str) -> list[tuple[list[Any], Any, Any]]:
+    agent = Agent(claude.Driver(config), workspace=str(workspace), on_approval=None)
+    try:
+        thread = agent.thread("cassette")
+        return [await drain(thread.send(p)) for p in prompts]
+    finally:
+        await agent.close()
+
+
+@pytest.fixture
+def cli() -> str:
+    return require_cli("claude", "run `bash scripts/setup.sh`")
+
+
+async def test_a_recorded_claude_thread_replays_without_cli_or_server(
+    cli: str, tmp_path: Path, home: Path, workspace: Path
+) -> None:
+    tape = tmp_path / "claude.jsonl"
+    with FakeAnthropicServer() as fake, Cassette(tape, mode="rewrite") as rec:
+        live = await _run(_config([cli], home, workspace, fake.url), workspace, PROMPT, "[[say second turn]]")
+        url = fake.url
+    assert rec.recorded == 2
+    text = tape.read_text()
+    assert SECRET not in text and str(workspace) not in text and str(home) not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0]["cassette"] == "adaptor_nb-cassette"
+    runs = [line for line in lines if "run" in line]
+    assert [r["run"]["turn"] for r in runs] == [1, 2] and runs[0]["processes"] == ["p1"]
+
+    # The server is gone and the command names no installed CLI: only the recording can answer.
+    missing = str(tmp_path / "no-such-dir" / "claude")
+    with Cassette(tape, mode="none") as play:
+        replayed = await _run(_config([missing], home, workspace, url), workspace, PROMPT, "[[say second turn]]")
+    assert play.replayed == 2 and play.recorded == 0
+    for (ev_live, res_live, err_live), (ev_play, res_play, err_play) in zip(live, replayed, strict=True):
+        assert err_live is None and err_play is None
+        assert res_play.text == res_live.text
+        assert res_play.usage.output_tokens == res_live.usage.output_tokens
+        assert _summary(ev_play) == _summary(ev_live)
+        assert [type(e).__name__ for e in ev_play] == [type(e).__name__ for e in ev_live]
+    assert replayed[0][1].text == "all done" and any("cassette-ok" in text for _, text in _summary(replayed[0][0]))
+
+
+async def test_a_prompt_without_a_recording_fails_naming_it(
+    cli: str, tmp_path: Path, home: Path, workspace: Path
+) -> None:
+    tape = tmp_path / "claude.jsonl"
+    with FakeAnthropicServer() as fake, Cassette(tape, mode="rewrite"):
+        await _run(_config([cli], home, workspace, fake.url), workspace, "[[say one]]")
+        url = fake.url
+    with Cassette(tape, mode="none"):
+        [(events, _result, err)] = await _run(_config([cli], home, workspace, url), workspace, "[[say changed]]")
+    assert isinstance(err, CassetteError)
+    assert "the prompt changed" in str(err) and "[[say changed]]" in str(err) and "[[say one]]" in str(err)
+    assert "thread 'cassette' turn 1" in str(err)
+    assert not [e for e in events if isinstance(e, ProcessInfo)]  # refused before any process started
