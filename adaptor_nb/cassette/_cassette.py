@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ConfigError
 from ..driver import _tap
-from . import _format, _scrub
-from ._format import Recording, RunKey
+from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
+from ._scrub import Scrubber, highest_placeholder, path_pairs, restore, secret_values, volatile
 
 if TYPE_CHECKING:
     from ..driver._spi import Driver, DriverOutcome, Invocation, RunContext
@@ -88,7 +88,7 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
         "fork": inv.fork,
         "mcp": None if inv.mcp is None else sorted(getattr(s, "name", "") for s in inv.mcp),
     }
-    return _format.digest(json.dumps(parts, sort_keys=True, default=str))
+    return digest(json.dumps(parts, sort_keys=True, default=str))
 
 
 class Cassette:
@@ -102,7 +102,7 @@ class Cassette:
     def __init__(self, path: str | os.PathLike[str], mode: str = "none") -> None:
         self.path = Path(path)
         self.mode: Mode = check_mode(mode)
-        self.recordings: list[Recording] = [] if self.mode == "rewrite" else _format.load(self.path)
+        self.recordings: list[Recording] = [] if self.mode == "rewrite" else load(self.path)
         self._stale: set[tuple[str, str, str, int]] = set()
         self._turns: Counter[tuple[str, str]] = Counter()
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
@@ -156,9 +156,9 @@ class Cassette:
             driver=driver.name,
             thread=thread,
             turn=self._turns[(driver.name, thread)],
-            prompt=_format.digest(inv.prompt),
+            prompt=digest(inv.prompt),
             options=options_digest(driver, inv),
-            preview=_format.preview(inv.prompt),
+            preview=preview(inv.prompt),
         )
 
     def _find(self, key: RunKey) -> Recording | None:
@@ -241,7 +241,7 @@ class Cassette:
             with path.open("w", encoding="utf-8") as fh:
                 for frame in frames:
                     if "b" in frame:
-                        frame = {**frame, "b": _scrub.restore(str(frame["b"]), where, home)}
+                        frame = {**frame, "b": restore(str(frame["b"]), where, home)}
                     fh.write(json.dumps(frame, ensure_ascii=False) + "\n")
             return [sys.executable, PLAY, str(path)]
         assert run.record is not None
@@ -249,8 +249,8 @@ class Cassette:
         run.record.processes.append(frames_list)
         log = self._scratch() / f"tee-{len(self._processes) + 1}.jsonl"
         log.touch()
-        secrets = _scrub.secret_values(env, run.secrets)
-        self._processes[id(frames_list)] = _Process(log, secrets, _scrub.path_pairs(where, home))
+        secrets = secret_values(env, run.secrets)
+        self._processes[id(frames_list)] = _Process(log, secrets, path_pairs(where, home))
         return [sys.executable, TEE, str(log), "--", *argv]
 
     # -- writing -------------------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ class Cassette:
         existing = "\n".join(
             json.dumps(f) for r in self.recordings for p in r.processes if id(p) not in self._processes for f in p
         )
-        scrub = _scrub.Scrubber(_scrub.highest_placeholder(existing))
+        scrub = Scrubber(highest_placeholder(existing))
         for rec in self.recordings:
             for frames in rec.processes:
                 proc = self._processes.get(id(frames))
@@ -277,7 +277,7 @@ class Cassette:
                             if frame["k"] in ("in", "out"):
                                 with contextlib.suppress(ValueError):
                                     text = json.dumps(
-                                        _scrub.volatile(json.loads(text)), ensure_ascii=False, separators=(",", ":")
+                                        volatile(json.loads(text)), ensure_ascii=False, separators=(",", ":")
                                     )
                             frame["b"] = text
                         fresh.append(frame)
@@ -288,7 +288,7 @@ class Cassette:
         if not self._dirty:
             return
         self._collect()
-        _format.write_atomic(self.path, _format.dump(self.recordings))
+        write_atomic(self.path, dump(self.recordings))
 
 
 _ACTIVE: list[Cassette] = []

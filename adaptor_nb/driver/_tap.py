@@ -8,6 +8,7 @@ driver code runs in both cases. ``$ADAPTOR_NB_CASSETTE`` installs the cassette t
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -55,9 +56,8 @@ def active() -> Tap | None:
     if not _installed and not _env_checked:
         _env_checked = True
         if os.environ.get(CASSETTE_ENV, "").strip():
-            from ..cassette import from_env
-
-            from_env()
+            # loaded by name: the cassette package installs itself here, so it is not a dependency of this module
+            importlib.import_module("adaptor_nb.cassette").from_env()
     return _installed[0] if _installed else None
 
 
