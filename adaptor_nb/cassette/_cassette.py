@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import json
@@ -63,15 +64,16 @@ class _Run:
 _CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("adaptor_nb_cassette_run", default=None)
 
 
-def cell_label() -> str:
-    """The notebook cell running now, as ``In [n]`` (empty outside IPython)."""
+def cell_request() -> str:
+    """An id of the notebook cell execution running now (its execute request), empty outside IPython."""
     ipython = sys.modules.get("IPython")
     if ipython is None:
         return ""
     with contextlib.suppress(Exception):
         shell = ipython.get_ipython()
         if shell is not None:
-            return f"In [{int(shell.execution_count)}]"
+            header = (getattr(shell, "parent_header", None) or {}).get("header") or {}
+            return str(header.get("msg_id") or f"In [{shell.execution_count}]")
     return ""
 
 
@@ -105,6 +107,7 @@ class Cassette:
         self.recordings: list[Recording] = [] if self.mode == "rewrite" else load(self.path)
         self._stale: set[tuple[str, str, str, int]] = set()
         self._turns: Counter[tuple[str, str]] = Counter()
+        self._cell = ("", 0)  # the last cell execution that ran an agent, and how many such cells came before
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
         self._tmp: str | None = None
         self._dirty = False
@@ -152,7 +155,7 @@ class Cassette:
         thread = inv.thread_key
         self._turns[(driver.name, thread)] += 1
         return RunKey(
-            cell=cell_label(),
+            cell=self._cell_label(),
             driver=driver.name,
             thread=thread,
             turn=self._turns[(driver.name, thread)],
@@ -160,6 +163,17 @@ class Cassette:
             options=options_digest(driver, inv),
             preview=preview(inv.prompt),
         )
+
+    def _cell_label(self) -> str:
+        """``agent cell N``: the Nth notebook cell that ran an agent since the cassette started (cells that run
+        none do not count, so adding one does not move the recordings)."""
+        request = cell_request()
+        if not request:
+            return ""
+        last, count = self._cell
+        if request != last:
+            self._cell = (request, count + 1)
+        return f"agent cell {self._cell[1]}"
 
     def _find(self, key: RunKey) -> Recording | None:
         for rec in self.recordings:
@@ -292,12 +306,15 @@ class Cassette:
 
 
 _ACTIVE: list[Cassette] = []
+_AT_EXIT: list[object] = []
 
 
 def use(path: str | os.PathLike[str], mode: str = "none") -> Cassette:
     """Make the cassette at ``path`` the active one (closing the one active before) and return it."""
     stop()
     cassette = Cassette(path, mode).start()
+    if not _ACTIVE and not _AT_EXIT:
+        _AT_EXIT.append(atexit.register(stop))  # a kernel shut down with a cassette on still writes it
     _ACTIVE.append(cassette)
     return cassette
 

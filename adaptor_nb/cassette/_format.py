@@ -50,8 +50,8 @@ class RunKey:
         return (self.cell, self.driver, self.thread, self.turn)
 
     def where(self) -> str:
-        """The run's place in words: "cell In [4], thread 'review' turn 2 (claude)"."""
-        cell = f"cell {self.cell}" if self.cell else "the script"
+        """The run's place in words: "agent cell 4, thread 'review' turn 2 (claude)"."""
+        cell = self.cell or "the script"
         thread = f"thread {self.thread!r} turn {self.turn}" if self.thread else f"send {self.turn}"
         return f"{cell}, {thread} ({self.driver})"
 

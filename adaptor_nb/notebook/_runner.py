@@ -283,6 +283,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print(LINE_HELP + "\n" + CELL_HELP)
     elif command == "threads":
         print("run %agent threads on its own line (it reads the thread store)")
+    elif command == "record":
+        from ._record import record_command
+
+        print(record_command(words[1:]))
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
 
