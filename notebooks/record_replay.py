@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-
 from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
 from adaptor_nb.testing import FakeAnthropicServer, FakeOpenAIServer, find_cli
+from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 NAME = "replay.ipynb"
@@ -45,9 +44,10 @@ def recording_env(scratch: Path) -> Iterator[dict[str, str]]:
     home = scratch / "home"
     home.mkdir(parents=True, exist_ok=True)
     with FakeAnthropicServer() as anthropic, FakeOpenAIServer() as openai:
-        codex_home = write_codex_home(
-            scratch / "codex-home", provider_settings(base_url=openai.base_url, env_key="FAKE_OPENAI_API_KEY", request_max_retries=0, stream_max_retries=0)
+        settings = provider_settings(
+            base_url=openai.base_url, env_key="FAKE_OPENAI_API_KEY", request_max_retries=0, stream_max_retries=0
         )
+        codex_home = write_codex_home(scratch / "codex-home", settings)
         path = os.pathsep.join([str(Path(claude).parent), str(Path(codex).parent), os.environ.get("PATH", "")])
         yield {
             **QUIET,
@@ -67,7 +67,8 @@ def execute(path: Path, env: Mapping[str, str]) -> None:
     saved = dict(os.environ)
     os.environ.update(env)
     try:
-        NotebookClient(book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+        resources = {"metadata": {"path": str(path.parent)}}
+        NotebookClient(book, timeout=300, kernel_name="python3", resources=resources).execute()
     finally:
         os.environ.clear()
         os.environ.update(saved)
