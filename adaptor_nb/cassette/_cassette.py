@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ConfigError
 from ..driver import _tap
 from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
-from ._scrub import Scrubber, highest_placeholder, path_pairs, restore, secret_values, volatile
+from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
 
 if TYPE_CHECKING:
     from ..driver._spi import Driver, DriverOutcome, Invocation, RunContext
@@ -255,7 +255,7 @@ class Cassette:
             with path.open("w", encoding="utf-8") as fh:
                 for frame in frames:
                     if "b" in frame:
-                        frame = {**frame, "b": restore(str(frame["b"]), where, home)}
+                        frame = {**frame, "b": restore(str(frame["b"]), where, home, env)}
                     fh.write(json.dumps(frame, ensure_ascii=False) + "\n")
             return [sys.executable, PLAY, str(path)]
         assert run.record is not None
@@ -264,7 +264,7 @@ class Cassette:
         log = self._scratch() / f"tee-{len(self._processes) + 1}.jsonl"
         log.touch()
         secrets = secret_values(env, run.secrets)
-        self._processes[id(frames_list)] = _Process(log, secrets, path_pairs(where, home))
+        self._processes[id(frames_list)] = _Process(log, secrets, path_pairs(where, home, env))
         return [sys.executable, TEE, str(log), "--", *argv]
 
     # -- writing -------------------------------------------------------------------------------------------
@@ -293,6 +293,8 @@ class Cassette:
                                     text = json.dumps(
                                         volatile(json.loads(text)), ensure_ascii=False, separators=(",", ":")
                                     )
+                            if frame["k"] == "err":
+                                text = clock_times(text)
                             frame["b"] = text
                         fresh.append(frame)
                 frames[:] = fresh

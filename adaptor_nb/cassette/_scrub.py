@@ -40,10 +40,19 @@ def _escaped(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)[1:-1]
 
 
-def path_pairs(cwd: str, home: str) -> list[tuple[str, str]]:
-    """(escaped path, token) pairs to replace, longest path first, for both the given and the resolved form."""
+_DIR_NAME = re.compile(r"(HOME|DIR|ROOT)$")
+_DIR_TOKEN = re.compile(r"<\$([A-Za-z_][A-Za-z0-9_]*)>")
+_ISO_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\b")
+
+
+def path_pairs(cwd: str, home: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(escaped path, token) pairs to replace, longest path first, for both the given and the resolved form.
+
+    Besides the working directory and HOME, every absolute directory in a ``*_HOME`` / ``*_DIR`` / ``*_ROOT``
+    variable (``CODEX_HOME``) becomes ``<$NAME>``."""
     pairs: dict[str, str] = {}
-    for path, token in ((home, HOME), (cwd, CWD)):
+    named = [(v, f"<${k}>") for k, v in (env or {}).items() if _DIR_NAME.search(k) and k != "HOME" and os.path.isabs(v)]
+    for path, token in [*named, (home, HOME), (cwd, CWD)]:
         if not path or path == os.sep:
             continue
         for form in {path.rstrip(os.sep), os.path.realpath(path).rstrip(os.sep)}:
@@ -107,10 +116,18 @@ def highest_placeholder(text: str) -> int:
     return max(numbers, default=0)
 
 
-def restore(text: str, cwd: str, home: str) -> str:
-    """Put the replaying machine's paths back where the recording has ``<cwd>`` and ``<home>``."""
+def restore(text: str, cwd: str, home: str, env: Mapping[str, str] | None = None) -> str:
+    """Put the replaying machine's paths back where the recording has ``<cwd>``, ``<home>`` and ``<$NAME>``."""
     if CWD in text and cwd:
         text = text.replace(CWD, _escaped(cwd.rstrip(os.sep)))
     if HOME in text and home:
         text = text.replace(HOME, _escaped(home.rstrip(os.sep)))
+    if "<$" in text:
+        values = env or {}
+        text = _DIR_TOKEN.sub(lambda m: _escaped(values[m.group(1)]) if values.get(m.group(1)) else m.group(0), text)
     return text
+
+
+def clock_times(text: str) -> str:
+    """``text`` (a CLI's log lines) with ISO-8601 clock readings set to a fixed one."""
+    return _ISO_TIME.sub("2000-01-01T00:00:00Z", text)

@@ -71,11 +71,11 @@ async def run_driver(driver: Driver, invocation: Invocation, ctx: RunContext) ->
 
 def spawn_args(argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
     """The argv ``CLIProcess.start`` really starts for ``argv``."""
-    tap = _installed[0] if _installed else None
+    tap = active()
     return argv if tap is None else tap.spawn(argv, cwd, env)
 
 
 def replaying() -> bool:
     """True while the current run replays a recording (drivers then need no installed CLI)."""
-    tap = _installed[0] if _installed else None
+    tap = active()
     return tap is not None and tap.replaying()

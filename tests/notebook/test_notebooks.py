@@ -11,8 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def test_the_five_notebooks_exist() -> None:
-    assert {p.stem for p in NOTEBOOKS} == {"quickstart", "threads", "approvals", "structured_output", "live_tool_calls"}
+def test_the_shipped_notebooks_exist() -> None:
+    shipped = {"quickstart", "threads", "approvals", "structured_output", "live_tool_calls", "replay"}
+    assert {p.stem for p in NOTEBOOKS} == shipped
 
 
 def test_notebook_outputs_match_under_nbval(tmp_path: Path) -> None:
