@@ -51,6 +51,7 @@ LINE_HELP = """\
 %agent threads   a table of this notebook's threads: key, driver, status, last run, usage
 %agent status    each driver's probe (found, version, credentials, usable), the default and the runs
 %agent cancel    cancel every run in progress
+%agent store     keep [NAME]: keep threads in .adaptor_nb/NAME.sqlite between runs (headless too)
 %agent record    PATH [--mode none|once|rewrite]: replay the runs from a cassette, record the missing ones
 %agent help      this help and the %%agent options
 """

@@ -283,6 +283,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print(LINE_HELP + "\n" + CELL_HELP)
     elif command == "threads":
         print("run %agent threads on its own line (it reads the thread store)")
+    elif command == "store":
+        from ._store import store_command
+
+        print(store_command(session, words[1:]))
     elif command == "record":
         from ._record import record_command
 
@@ -331,7 +335,9 @@ async def status_report(session: NotebookSession) -> str:
         fix = outcome.fix()
         if fix:
             lines.append(f"    to use it: {fix}")
-    return "\n".join([*lines, status_text(session)])
+    from ._stable import stable_status
+
+    return stable_status("\n".join([*lines, status_text(session)]))
 
 
 def status_text(session: NotebookSession) -> str:
@@ -361,7 +367,9 @@ def status_text(session: NotebookSession) -> str:
 async def show_threads(session: NotebookSession) -> None:
     """Display the thread table (a DataFrame when pandas is installed)."""
     session.store()
-    rows = await session.thread_rows()
+    from ._stable import stable_rows
+
+    rows = stable_rows(await session.thread_rows())
     if not rows:
         print("no threads yet (start one with %%agent --thread KEY)")
         return
