@@ -45,7 +45,7 @@ def nbval(folder: Path, *args: str, env: dict[str, str]) -> subprocess.Completed
         text=True,
         env=env,
         cwd=folder,
-        timeout=280,
+        timeout=400,
     )
 
 

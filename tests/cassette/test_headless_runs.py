@@ -16,6 +16,7 @@ from .nbrun import NOTEBOOKS, nbval, offline_env
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.timeout(900)
 def test_nbval_over_the_shipped_notebooks_passes_twice_in_a_row(tmp_path: Path) -> None:
     folder = tmp_path / "notebooks"
     folder.mkdir()
