@@ -70,17 +70,18 @@ def play(frames: list[dict[str, Any]]) -> int:
     stdout = sys.stdout.buffer
     ids: dict[str, Any] = {}
     closed = False
+    pending: list[bytes] = []
     for frame in frames:
         kind = frame.get("k")
         text = str(frame.get("b", ""))
         if kind == "out":
-            data = _out_line(text, ids).encode("utf-8", "surrogateescape")
-            try:
-                stdout.write(data + (b"\n" if frame.get("nl", True) else b""))
-                stdout.flush()
-            except (BrokenPipeError, OSError):
-                return 0
-        elif kind == "err":
+            # Consecutive output goes out in one write: the driver reads it as the CLI's burst of lines.
+            pending.append(_out_line(text, ids).encode("utf-8", "surrogateescape"))
+            pending.append(b"\n" if frame.get("nl", True) else b"")
+            continue
+        if pending and not _flush(stdout, pending):
+            return 0
+        if kind == "err":
             sys.stderr.buffer.write(text.encode("utf-8", "surrogateescape"))
             sys.stderr.buffer.flush()
         elif kind == "in" and not closed:
@@ -97,10 +98,23 @@ def play(frames: list[dict[str, Any]]) -> int:
             closed = True
         elif kind == "exit":
             return _exit(int(frame.get("rc", 0)))
+    if pending and not _flush(stdout, pending):
+        return 0
     if not closed:
         while stdin.readline():
             pass
     return 0
+
+
+def _flush(stdout: Any, pending: list[bytes]) -> bool:
+    """Write the pending output in one go; False when the driver has gone."""
+    try:
+        stdout.write(b"".join(pending))
+        stdout.flush()
+    except (BrokenPipeError, OSError):
+        return False
+    pending.clear()
+    return True
 
 
 def _exit(rc: int) -> int:
