@@ -8,11 +8,17 @@ the CLI's pipes. Modes: ``none`` (replay only, the CI default), ``once`` (record
 
 from __future__ import annotations
 
+import os as _os
+
 from ._cassette import MODE_ENV, MODES, Cassette, CassetteError, Mode, active, check_mode, env_mode, from_env, stop, use
+
+SANITIZE_FILE: str = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "nbval_sanitize.cfg")
+"""The nbval sanitize file adaptor_nb ships: ``pytest --nbval --nbval-sanitize-with <SANITIZE_FILE>``."""
 
 __all__ = [
     "MODES",
     "MODE_ENV",
+    "SANITIZE_FILE",
     "Cassette",
     "CassetteError",
     "Mode",
