@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from _support import drain, require_cli
 
-from adaptor_nb import Agent, ProcessInfo, ToolCall, ToolResult
+from adaptor_nb import Agent, ApprovalRequest, ProcessInfo, ToolCall, ToolResult
 from adaptor_nb.cassette import Cassette, CassetteError
 from adaptor_nb.drivers import claude
 from adaptor_nb.testing import FakeAnthropicServer
@@ -103,3 +103,43 @@ async def test_a_prompt_without_a_recording_fails_naming_it(
     assert "the prompt changed" in str(err) and "[[say changed]]" in str(err) and "[[say one]]" in str(err)
     assert "thread 'cassette' turn 1" in str(err)
     assert not [e for e in events if isinstance(e, ProcessInfo)]  # refused before any process started
+
+
+async def test_an_approval_and_its_answer_are_recorded_and_replayed(
+    cli: str, tmp_path: Path, home: Path, workspace: Path
+) -> None:
+    tape = tmp_path / "approval.jsonl"
+    target = workspace / "approved.txt"
+    prompt = f"make it [[tool Bash {json.dumps({'command': f'touch {target}', 'description': 'make it'})}]]"
+    seen: list[ApprovalRequest] = []
+
+    def approve(req: ApprovalRequest) -> None:
+        seen.append(req)
+        req.approve()
+
+    async def once(config: claude.Config) -> tuple[list[Any], Any, Any]:
+        agent = Agent(claude.Driver(config), workspace=str(workspace), on_approval=approve)
+        try:
+            return await drain(agent.send(prompt))
+        finally:
+            await agent.close()
+
+    with FakeAnthropicServer() as fake, Cassette(tape, mode="rewrite"):
+        _, live, err = await once(_config([cli], home, workspace, fake.url))
+        url = fake.url
+    assert err is None and target.exists() and len(seen) == 1
+    frames = [json.loads(line) for line in tape.read_text().splitlines()]
+    asked = [f for f in frames if f.get("out", {}).get("type") == "control_request"]
+    answered = [f for f in frames if f.get("in", {}).get("type") == "control_response"]
+    assert asked and asked[0]["out"]["request"]["subtype"] == "can_use_tool"
+    assert answered and answered[0]["in"]["response"]["response"]["behavior"] == "allow"
+    assert str(workspace) not in tape.read_text()
+
+    target.unlink()
+    with Cassette(tape, mode="none"):
+        events, replayed, err = await once(_config([str(tmp_path / "none")], home, workspace, url))
+    assert err is None and replayed.text == live.text
+    assert len(seen) == 2 and seen[1].details["tool_name"] == "Bash"  # the policy is asked again on replay
+    assert str(target) in seen[1].details["input"]["command"]  # the recorded path is put back as this machine's
+    assert not target.exists()  # nothing ran: the answer came from the recording
+    assert [e for e in events if isinstance(e, ApprovalRequest)]
