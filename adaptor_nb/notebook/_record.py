@@ -22,7 +22,7 @@ def _parser() -> _Parser:
 
 def record_command(words: list[str]) -> str:
     """Do what ``%agent record ...`` asks and return the line to print."""
-    from .. import cassette
+    from ..cassette import _cassette as cassette
 
     args = _parser().parse_args(words)
     if args.path is None:
