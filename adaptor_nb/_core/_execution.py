@@ -46,6 +46,7 @@ from ..driver._spi import (
     Invocation,
     OutputSchema,
 )
+from ..driver._tap import run_driver
 from ._approvals import ApprovalAbort, CoreApprovals
 from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
@@ -387,7 +388,7 @@ class Execution:
         self._check_cancelled()
         assert self.ctx is not None
         self.ctx.turn_open = True
-        task = self._loop.create_task(self.driver.run(inv, self.ctx))
+        task = self._loop.create_task(run_driver(self.driver, inv, self.ctx))  # through a cassette tap if any
         self._driver_task = task
         timeout = self.settings.timeout
         deadline = None if timeout is None else self._t0 + timeout

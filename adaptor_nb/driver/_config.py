@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from .._errors import InvalidDriverConfigError
+from . import _tap
 from ._process import MAX_LINE_BYTES, MIN_LINE_BYTES
 
 
@@ -62,6 +63,8 @@ class CommonConfig:
 
 def resolve_command(command: list[str] | None, default: str, install_hint: str, driver: str) -> list[str]:
     """The argv prefix to run: ``command`` if given, else ``default`` found on PATH; a clear error otherwise."""
+    if _tap.replaying() and not shutil.which((command or [default])[0]):
+        return list(command) if command else [default]  # a replayed run plays recorded frames: no CLI needed
     if command:
         exe = command[0]
         if os.path.sep in exe:

@@ -23,6 +23,8 @@ from typing import Any
 
 import psutil
 
+from . import _tap
+
 READ_CHUNK = 1 << 16
 MAX_LINE_BYTES = 64 << 20  # the default bound of one stdout line (CommonConfig.max_line_bytes)
 MIN_LINE_BYTES = 1 << 20  # the smallest bound accepted: above every read size, so the bound is exact
@@ -210,9 +212,10 @@ class CLIProcess:
     ) -> CLIProcess:
         """Spawn ``argv`` with pipes on all three streams, in a new session (process group)."""
         loop = asyncio.get_running_loop()
+        started = _tap.spawn_args(argv, cwd, env)  # a recorder or a replay stand-in when a cassette is active
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(READ_CHUNK, loop),
-            *argv,
+            *started,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

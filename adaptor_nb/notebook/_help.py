@@ -66,6 +66,8 @@ LINE_HELP = """\
 %agent worktrees clean      remove those no run is using (git refuses ones with uncommitted changes;
                             --force removes them anyway); a branch with commits beyond its base is kept
 %agent tools     the Python tools of the last --tools cell, with their input schemas
+%agent store     keep [NAME]: keep threads in .adaptor_nb/NAME.sqlite between runs (headless too)
+%agent record    PATH [--mode none|once|rewrite]: replay the runs from a cassette, record the missing ones
 %agent help      this help and the %%agent options
 """
 

@@ -311,6 +311,14 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         print("run %agent threads on its own line (it reads the thread store)")
     elif command == "worktrees":
         worktrees_command(session, words[1:])
+    elif command == "store":
+        from ._store import store_command
+
+        print(store_command(session, words[1:]))
+    elif command == "record":
+        from ._record import record_command
+
+        print(record_command(words[1:]))
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
 
@@ -355,7 +363,9 @@ async def status_report(session: NotebookSession) -> str:
         fix = outcome.fix()
         if fix:
             lines.append(f"    to use it: {fix}")
-    return "\n".join([*lines, status_text(session)])
+    from ._stable import stable_status
+
+    return stable_status("\n".join([*lines, status_text(session)]))
 
 
 def status_text(session: NotebookSession) -> str:
@@ -385,7 +395,9 @@ def status_text(session: NotebookSession) -> str:
 async def show_threads(session: NotebookSession) -> None:
     """Display the thread table (a DataFrame when pandas is installed)."""
     session.store()
-    rows = await session.thread_rows()
+    from ._stable import stable_rows
+
+    rows = stable_rows(await session.thread_rows())
     if not rows:
         print("no threads yet (start one with %%agent --thread KEY)")
         return

@@ -120,24 +120,25 @@ class NotebookSession:
         self.store_note = ""
         self._choosing: asyncio.Lock | None = None
         self.active_tools: tuple[Any, ...] = ()  # the tools of the last --tools cell (%agent tools)
+        self.kept: Path | None = None  # set by %agent store keep: threads persist here even in headless runs
 
     # -- the thread store ------------------------------------------------------------------------------------
 
     def store(self) -> Any:
         """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
-        if self._store is None and headless_fresh_store():
+        if self._store is None and self.kept is None and headless_fresh_store():
             from ..threadstore import MemoryStore
 
             self._store = MemoryStore()
             self.store_note = f"in memory, fresh for this headless run (set ${STORE_ENV} to keep threads)"
         if self._store is None:
-            path = store_path()
+            path = self.kept or store_path()
             try:
                 from ..threadstore._sqlite import SQLiteStore
 
                 prepare_folder(path)
                 self._store = SQLiteStore(path)
-                self.store_note = str(path)
+                self.store_note = str(path) if self.kept is None else f"{path.parent.name}/{path.name} (kept)"
             except (ImportError, AttributeError, OSError) as exc:
                 from ..threadstore import MemoryStore
 
@@ -170,9 +171,9 @@ class NotebookSession:
             # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
             from ..drivers.reference import Config, Driver
 
-            if headless_fresh_store():
+            if self.kept is None and headless_fresh_store():
                 return Driver()
-            store = store_path()
+            store = self.kept or store_path()
             state = reference_state(store)
             try:
                 prepare_folder(store)

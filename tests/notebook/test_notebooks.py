@@ -20,6 +20,7 @@ def test_the_notebooks_exist() -> None:
         "live_tool_calls",
         "batch_extraction",
         "tools",
+        "replay",
     }
 
 

@@ -1,0 +1,139 @@
+"""Stand in for a CLI by playing its recorded frames back: ``python _play.py FRAMES`` (standard library only).
+
+FRAMES holds the frame log of one recorded process (``{"k": "in"|"out"|"err"|"eof"|"exit", "b": text}`` per
+line). Recorded output is written in order; at each recorded input the player waits for the driver's next stdin
+line. Identifiers the driver makes up afresh each run (request ids, message uuids) are learnt by comparing that
+line with the recorded one, and put into the output that follows, so the driver sees answers to its own
+requests. After the last frame it waits for stdin to close and exits with the recorded exit code (0 if none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
+
+
+def learn(recorded: Any, actual: Any, ids: dict[str, Any]) -> None:
+    """Note in ``ids`` every identifier whose recorded value differs from the one the driver sent now."""
+    if isinstance(recorded, dict) and isinstance(actual, dict):
+        for key, value in recorded.items():
+            if key not in actual:
+                continue
+            other = actual[key]
+            if key in ID_KEYS and isinstance(value, str | int) and isinstance(other, str | int) and value != other:
+                ids[json.dumps(value)] = other
+            else:
+                learn(value, other, ids)
+    elif isinstance(recorded, list) and isinstance(actual, list):
+        for value, other in zip(recorded, actual, strict=False):
+            learn(value, other, ids)
+
+
+def remap(obj: Any, ids: dict[str, Any]) -> Any:
+    """``obj`` with recorded identifiers replaced by the driver's own."""
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            if key in ID_KEYS and isinstance(value, str | int):
+                out[key] = ids.get(json.dumps(value), value)
+            else:
+                out[key] = remap(value, ids)
+        return out
+    if isinstance(obj, list):
+        return [remap(v, ids) for v in obj]
+    return obj
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _out_line(text: str, ids: dict[str, Any]) -> str:
+    if not ids or not any(key.strip('"') in text for key in ids):
+        return text
+    obj = _parse(text)
+    if obj is None:
+        return text
+    return json.dumps(remap(obj, ids), ensure_ascii=False, separators=(",", ":"))
+
+
+def play(frames: list[dict[str, Any]]) -> int:
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    ids: dict[str, Any] = {}
+    closed = False
+    pending: list[bytes] = []
+    for frame in frames:
+        kind = frame.get("k")
+        text = str(frame.get("b", ""))
+        if kind == "out":
+            # Consecutive output goes out in one write: the driver reads it as the CLI's burst of lines.
+            pending.append(_out_line(text, ids).encode("utf-8", "surrogateescape"))
+            pending.append(b"\n" if frame.get("nl", True) else b"")
+            continue
+        if pending and not _flush(stdout, pending):
+            return 0
+        if kind == "err":
+            sys.stderr.buffer.write(text.encode("utf-8", "surrogateescape"))
+            sys.stderr.buffer.flush()
+        elif kind == "in" and not closed:
+            got = stdin.readline()
+            if not got:
+                closed = True
+                continue
+            recorded, actual = _parse(text), _parse(got.decode("utf-8", "surrogateescape"))
+            if recorded is not None and actual is not None:
+                learn(recorded, actual, ids)
+        elif kind == "eof" and not closed:
+            while stdin.readline():
+                pass
+            closed = True
+        elif kind == "exit":
+            return _exit(int(frame.get("rc", 0)))
+    if pending and not _flush(stdout, pending):
+        return 0
+    if not closed:
+        while stdin.readline():
+            pass
+    return 0
+
+
+def _flush(stdout: Any, pending: list[bytes]) -> bool:
+    """Write the pending output in one go; False when the driver has gone."""
+    try:
+        stdout.write(b"".join(pending))
+        stdout.flush()
+    except (BrokenPipeError, OSError):
+        return False
+    pending.clear()
+    return True
+
+
+def _exit(rc: int) -> int:
+    """Exit as the recorded CLI did: with its code, or killed by the same signal."""
+    if rc < 0:
+        sys.stdout.flush()
+        os.kill(os.getpid(), -rc)
+        signal.pause()
+    return rc
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        sys.stderr.write("usage: _play.py FRAMES\n")
+        return 2
+    with open(argv[1], encoding="utf-8") as fh:
+        frames = [json.loads(line) for line in fh if line.strip()]
+    return play(frames)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

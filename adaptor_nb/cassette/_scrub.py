@@ -1,0 +1,133 @@
+"""What a cassette must not keep: secrets, absolute paths, fresh identifiers and durations.
+
+Secrets become ``<secret>``; the working directory and HOME become ``<cwd>`` and ``<home>`` (put back on replay,
+so tools see real paths); every UUID becomes a stable placeholder numbered in order of first appearance, the
+same one everywhere in the cassette (so a session id the driver resumes still matches); numbers under keys
+that hold durations or clock readings become 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SECRET = "<secret>"
+CWD = "<cwd>"
+HOME = "<home>"
+PLACEHOLDER_PREFIX = "00000000-0000-4000-8000-"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_PROVIDER_ID = re.compile(r"\b(msg|toolu|req|call|item|resp|rs|fc|srvtoolu)_([0-9A-Za-z]{16,})\b")
+_VOLATILE_KEY = re.compile(
+    r"duration|elapsed|latency|ttft|time_to|created_?at|updated_?at|timestamp|started_?at", re.IGNORECASE
+)
+MIN_SECRET = 6
+
+
+def secret_values(env: Mapping[str, str] | None, extra: Iterable[str] = ()) -> set[str]:
+    """Environment values under secret-looking names, plus ``extra`` (a driver's ``secret_env`` values)."""
+    found = {v for v in extra if len(v) >= MIN_SECRET}
+    for name, value in (env or {}).items():
+        if _SECRET_NAME.search(name) and len(value) >= MIN_SECRET:
+            found.add(value)
+    return found
+
+
+def _escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=True)[1:-1]
+
+
+_DIR_NAME = re.compile(r"(HOME|DIR|ROOT)$")
+_DIR_TOKEN = re.compile(r"<\$([A-Za-z_][A-Za-z0-9_]*)>")
+_ISO_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\b")
+
+
+def path_pairs(cwd: str, home: str, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(escaped path, token) pairs to replace, longest path first, for both the given and the resolved form.
+
+    Besides the working directory and HOME, every absolute directory in a ``*_HOME`` / ``*_DIR`` / ``*_ROOT``
+    variable (``CODEX_HOME``) becomes ``<$NAME>``."""
+    pairs: dict[str, str] = {}
+    named = [(v, f"<${k}>") for k, v in (env or {}).items() if _DIR_NAME.search(k) and k != "HOME" and os.path.isabs(v)]
+    for path, token in [*named, (home, HOME), (cwd, CWD)]:
+        if not path or path == os.sep:
+            continue
+        for form in {path.rstrip(os.sep), os.path.realpath(path).rstrip(os.sep)}:
+            if form:
+                pairs[_escaped(form)] = token
+    return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
+
+
+class Scrubber:
+    """Scrubs the JSON text of frames; one per cassette so placeholders stay consistent across processes."""
+
+    def __init__(self, start: int = 0) -> None:
+        self.ids: dict[str, str] = {}
+        self.next = start
+
+    def placeholder(self, value: str) -> str:
+        if value.startswith(PLACEHOLDER_PREFIX):
+            return value
+        key = value.lower()
+        if key not in self.ids:
+            self.next += 1
+            self.ids[key] = f"{PLACEHOLDER_PREFIX}{self.next:012d}"
+        return self.ids[key]
+
+    def text(self, text: str, secrets: Iterable[str], paths: list[tuple[str, str]]) -> str:
+        """``text`` (JSON or not) with secrets, paths and UUIDs replaced."""
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(_escaped(secret), SECRET)
+        for path, token in paths:
+            text = text.replace(path, token)
+        text = _UUID.sub(lambda m: self.placeholder(m.group(0)), text)
+        return _PROVIDER_ID.sub(lambda m: self.provider_id(m.group(1), m.group(2)), text)
+
+    def provider_id(self, prefix: str, value: str) -> str:
+        """A stable stand-in for a provider's random id (``msg_…``, ``toolu_…``), keeping its prefix."""
+        if value.startswith("0000"):
+            return f"{prefix}_{value}"
+        key = f"{prefix}_{value}"
+        if key not in self.ids:
+            self.next += 1
+            self.ids[key] = f"{prefix}_{self.next:020d}"
+        return self.ids[key]
+
+
+def volatile(obj: Any) -> Any:
+    """``obj`` with numbers under duration and clock keys set to 0."""
+    if isinstance(obj, dict):
+        return {
+            k: 0 if _VOLATILE_KEY.search(k) and isinstance(v, int | float) and not isinstance(v, bool) else volatile(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [volatile(v) for v in obj]
+    return obj
+
+
+def highest_placeholder(text: str) -> int:
+    """The largest placeholder number used in ``text`` (0 if none)."""
+    numbers = [int(m.group(1)) for m in re.finditer(re.escape(PLACEHOLDER_PREFIX) + r"(\d{12})", text)]
+    numbers += [int(m.group(2)) for m in _PROVIDER_ID.finditer(text) if m.group(2).isdigit()]
+    return max(numbers, default=0)
+
+
+def restore(text: str, cwd: str, home: str, env: Mapping[str, str] | None = None) -> str:
+    """Put the replaying machine's paths back where the recording has ``<cwd>``, ``<home>`` and ``<$NAME>``."""
+    if CWD in text and cwd:
+        text = text.replace(CWD, _escaped(cwd.rstrip(os.sep)))
+    if HOME in text and home:
+        text = text.replace(HOME, _escaped(home.rstrip(os.sep)))
+    if "<$" in text:
+        values = env or {}
+        text = _DIR_TOKEN.sub(lambda m: _escaped(values[m.group(1)]) if values.get(m.group(1)) else m.group(0), text)
+    return text
+
+
+def clock_times(text: str) -> str:
+    """``text`` (a CLI's log lines) with ISO-8601 clock readings set to a fixed one."""
+    return _ISO_TIME.sub("2000-01-01T00:00:00Z", text)

@@ -1,0 +1,81 @@
+"""The one hook record/replay needs at the process boundary: it may wrap a driver's run and rewrite a spawn.
+
+Nothing here knows about cassettes. With no tap installed every function is a pass-through. A tap installed
+with ``install()`` sees each run (``run_driver``) and each CLI process start (``spawn_args``): it can swap the
+argv for a recorder that tees the CLI's pipes, or for a stand-in that plays recorded frames back, so the real
+driver code runs in both cases. ``$ADAPTOR_NB_CASSETTE`` installs the cassette tap at the first run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ._spi import Driver, DriverOutcome, Invocation, RunContext
+
+CASSETTE_ENV = "ADAPTOR_NB_CASSETTE"
+
+
+class Tap(Protocol):
+    """What an installed tap implements."""
+
+    async def run(self, driver: Driver, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+        """Run ``driver.run(invocation, ctx)``, around which the tap keeps its own bookkeeping."""
+        ...
+
+    def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
+        """The argv to start instead of ``argv`` (``argv`` itself to leave the start alone)."""
+        ...
+
+    def replaying(self) -> bool:
+        """True while the current run plays a recording back (no CLI needs to be installed)."""
+        ...
+
+
+_installed: list[Tap] = []
+_env_checked = False
+
+
+def install(tap: Tap) -> None:
+    """Make ``tap`` the active tap (replacing any other)."""
+    _installed[:] = [tap]
+
+
+def uninstall(tap: Tap) -> None:
+    """Remove ``tap`` if it is the active one."""
+    if _installed and _installed[0] is tap:
+        _installed.clear()
+
+
+def active() -> Tap | None:
+    """The installed tap, installing the cassette named by ``$ADAPTOR_NB_CASSETTE`` the first time it is asked."""
+    global _env_checked
+    if not _installed and not _env_checked:
+        _env_checked = True
+        if os.environ.get(CASSETTE_ENV, "").strip():
+            # loaded by name: the cassette package installs itself here, so it is not a dependency of this module
+            importlib.import_module("adaptor_nb.cassette").from_env()
+    return _installed[0] if _installed else None
+
+
+async def run_driver(driver: Driver, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+    """``driver.run(invocation, ctx)``, through the active tap when there is one."""
+    tap = active()
+    if tap is None:
+        return await driver.run(invocation, ctx)
+    return await tap.run(driver, invocation, ctx)
+
+
+def spawn_args(argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
+    """The argv ``CLIProcess.start`` really starts for ``argv``."""
+    tap = active()
+    return argv if tap is None else tap.spawn(argv, cwd, env)
+
+
+def replaying() -> bool:
+    """True while the current run replays a recording (drivers then need no installed CLI)."""
+    tap = active()
+    return tap is not None and tap.replaying()

@@ -1,0 +1,43 @@
+"""Output that is the same on every headless run, so ``%agent threads`` and ``%agent status`` compare under nbval.
+
+In a headless run (nbconvert, nbclient, nbval) the thread table leaves out its ``last run`` column and lists
+threads by key, and the status text names found CLIs by file name instead of absolute path: with the fresh
+thread store such a run starts from, nothing else differs between two runs. Live sessions keep the full detail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+_ABSOLUTE = re.compile(r"(?<![\w.])/(?:[^\s,;:()'\"]+/)+([^\s,;:()'\"/]+)")
+CLOCK_COLUMNS = ("last run",)
+
+
+def headless() -> bool:
+    """True in a headless run (nbconvert, nbclient, nbval): no front end shows live views (see ``front_end``)."""
+    forced = os.environ.get("ADAPTOR_NB_LIVE_VIEW", "")
+    if forced in ("0", "1"):
+        return forced == "0"
+    if os.environ.get("JPY_SESSION_NAME"):
+        return False
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return "__vsc_ipynb_file__" not in getattr(shell, "user_ns", {})
+
+
+def stable_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The thread table without its clock columns, in a fixed order (by key) when headless."""
+    if not headless():
+        return rows
+    kept = [{k: v for k, v in row.items() if k not in CLOCK_COLUMNS} for row in rows]
+    return sorted(kept, key=lambda r: str(r.get("key", "")))
+
+
+def stable_status(text: str) -> str:
+    """The status text with absolute paths shortened to their last part when headless."""
+    if not headless():
+        return text
+    return _ABSOLUTE.sub(lambda m: m.group(1) if os.sep == "/" else m.group(0), text)

@@ -1,0 +1,90 @@
+"""The cassette's parts on their own: scrubbing, id learning in the player, the file format, %agent record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adaptor_nb import cassette
+from adaptor_nb.cassette import _play, _scrub
+from adaptor_nb.cassette._format import Recording, RunKey, dump, load
+from adaptor_nb.notebook._args import OptionError
+from adaptor_nb.notebook._record import record_command
+
+
+def test_scrubbing_replaces_secrets_paths_and_ids_consistently(tmp_path: Path) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-abcdef123456", "CODEX_HOME": str(tmp_path / "ch"), "PLAIN": "visible-value"}
+    secrets = _scrub.secret_values(env, ["private-value-1"])
+    paths = _scrub.path_pairs(str(tmp_path / "work"), str(tmp_path / "home"), env)
+    scrub = _scrub.Scrubber()
+    line = json.dumps(
+        {
+            "key": "sk-ant-abcdef123456",
+            "other": "private-value-1 visible-value",
+            "cwd": f"{tmp_path}/work/a.txt",
+            "home": f"{tmp_path}/home/.claude",
+            "ch": f"{tmp_path}/ch/config.toml",
+            "session_id": "6f1c0c6e-2a7b-4f3e-9a55-2d7f7c0e9b11",
+            "again": "6F1C0C6E-2A7B-4F3E-9A55-2D7F7C0E9B11",
+            "msg": "msg_0123456789abcdefABCD",
+        }
+    )
+    out = json.loads(scrub.text(line, secrets, paths))
+    assert out["key"] == "<secret>" and out["other"] == "<secret> visible-value"
+    assert (out["cwd"], out["home"], out["ch"]) == ("<cwd>/a.txt", "<home>/.claude", "<$CODEX_HOME>/config.toml")
+    assert out["session_id"] == out["again"] == "00000000-0000-4000-8000-000000000001"
+    assert out["msg"] == "msg_00000000000000000002"
+    back = _scrub.restore(json.dumps(out), "/elsewhere/work", "/elsewhere/home", {"CODEX_HOME": "/elsewhere/ch"})
+    assert json.loads(back)["ch"] == "/elsewhere/ch/config.toml" and json.loads(back)["cwd"] == "/elsewhere/work/a.txt"
+    assert _scrub.volatile({"duration_ms": 812, "result": {"durationMs": 3}, "turns": 2}) == {
+        "duration_ms": 0,
+        "result": {"durationMs": 0},
+        "turns": 2,
+    }
+
+
+def test_the_player_answers_with_the_ids_the_driver_sent_now() -> None:
+    ids: dict[str, object] = {}
+    _play.learn(
+        {"type": "control_request", "request_id": "req_1_old"},
+        {"type": "control_request", "request_id": "req_1_new"},
+        ids,
+    )
+    _play.learn({"id": 7, "method": "turn/start"}, {"id": 7, "method": "turn/start"}, ids)
+    out = json.loads(_play._out_line(json.dumps({"response": {"request_id": "req_1_old", "text": "req_1_old"}}), ids))
+    assert out == {"response": {"request_id": "req_1_new", "text": "req_1_old"}}  # only id fields change
+
+
+def test_the_file_format_round_trips(tmp_path: Path) -> None:
+    key = RunKey("agent cell 1", "claude", "t", 1, "p" * 16, "o" * 16, "a prompt")
+    frames = [
+        {"k": "in", "b": '{"a":1}'},
+        {"k": "out", "b": "not json"},
+        {"k": "err", "b": "warn"},
+        {"k": "exit", "rc": 3},
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_text(dump([Recording(key, [frames])]))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[2] == {"p": "p1", "in": {"a": 1}} and lines[3] == {"p": "p1", "out_text": "not json"}
+    [rec] = load(path)
+    assert rec.key == key and rec.processes == [frames]
+
+
+def test_record_magic_names_a_bad_mode_and_starts_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(cassette.MODE_ENV, raising=False)
+    with pytest.raises(OptionError, match="--mode: 'sometimes' is not a record mode"):
+        record_command(["runs.jsonl", "--mode", "sometimes"])
+    assert cassette.active() is None
+    assert record_command(["runs.jsonl", "--mode", "once"]) == (
+        "agent runs are replayed from it, and recorded into it when missing: runs.jsonl, mode once"
+    )
+    assert record_command([]) == "cassette runs.jsonl (mode once, 0 recorded runs)"
+    monkeypatch.setenv(cassette.MODE_ENV, "none")  # the environment wins over --mode
+    assert record_command(["runs.jsonl", "--mode", "rewrite"]).endswith("mode none")
+    assert record_command(["off"]) == "cassette runs.jsonl closed"
+    assert record_command(["off"]) == "no cassette was active"
+    assert not (tmp_path / "runs.jsonl").exists()  # nothing recorded, nothing written
