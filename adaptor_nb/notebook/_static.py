@@ -88,7 +88,8 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
     if kind == "notice":
         return f'<div style="{_MUTED};font-style:italic">{_e(text)}</div>'
     if kind == "message":
-        return f'<div style="{_CARD}">you sent: {_e(text)} — {_e(item.get("words") or item.get("state") or "")}</div>'
+        words = _e(item.get("words") or item.get("state") or "")
+        return f'<div style="{_CARD}">you sent: {_e(text or "a message")} — {words}</div>'
     return ""
 
 
@@ -165,7 +166,9 @@ def run_markdown(
         elif kind == "notice":
             out.append(f"*{_md_text(text)}*")
         elif kind == "message":
-            out.append(f"you sent: {_md_text(text)} — {_e(item.get('words') or item.get('state') or '')}")
+            out.append(
+                f"you sent: {_md_text(text or 'a message')} — {_e(item.get('words') or item.get('state') or '')}"
+            )
     for entry in (m for m in messages if not m.get("placed")):
         out.append(f"message: {_md_text(str(entry.get('text', '')))} — {_e(entry.get('state', ''))}")
     if header.get("error"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .contrast import measure, too_low
-from .lab import CHROMIUM, Lab, browser_page, clear_outputs, open_notebook, run_all, screenshot
+from .lab import CHROMIUM, SCREENSHOTS, Lab, browser_page, clear_outputs, open_notebook, run_all, screenshot
 
 pytestmark = [
     pytest.mark.browser,
@@ -76,6 +77,9 @@ def set_theme(page: Any, theme: str) -> None:
 
 def assert_readable(page: Any, stage: str) -> int:
     found = measure(page)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    name = stage.replace(",", "").replace(" ", "-")
+    (SCREENSHOTS / f"contrast-{name}.json").write_text(json.dumps(found, indent=1))  # every text and its ratio
     low = too_low(found)
     assert not low, f"{stage}: text below WCAG AA 4.5:1:\n" + "\n".join(low)
     return len(found)
