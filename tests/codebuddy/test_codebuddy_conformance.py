@@ -4,6 +4,7 @@ with the capabilities the driver declares."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -13,8 +14,10 @@ import pytest
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import codebuddy
 from adaptor_nb.testing import (
+    HOST_TOOL_PREFIX,
     ChatReply,
     ChatRequest,
+    ChatToolCall,
     ConformanceCase,
     FakeChatCompletionsServer,
     ModelRun,
@@ -27,6 +30,19 @@ pytestmark = pytest.mark.codebuddy
 
 _RUN = re.compile(r"adaptor_nb conformance check '[^']*', run (\d+)\.")
 _PLAN_FILE = re.compile(r"(/\S*?/\.codebuddy/plans/[\w.-]+\.md)")
+
+
+def _host_turn(run: ModelRun, req: ChatRequest) -> ChatReply:
+    """All host-tool calls in one model step, then the reply if every expected text came back in the results."""
+    if not req.tool_outputs:
+        calls = [
+            ChatToolCall(HOST_TOOL_PREFIX + name, json.dumps(args), f"call_host_{i}")
+            for i, (name, args) in enumerate(run.host_calls)
+        ]
+        return ChatReply.tool_calls(*calls)
+    seen = json.dumps(req.tool_outputs)
+    missing = [t for t in run.host_expect if t not in seen]
+    return ChatReply.text(run.reply if not missing else f"the tool results lack {missing}")
 
 
 def _decision(run: ModelRun, req: ChatRequest) -> ChatReply | None:
@@ -59,6 +75,8 @@ def responder_for(case: ConformanceCase) -> Callable[[ChatRequest], ChatReply]:
         run = case.runs[int(m.group(1)) - 1]
         if run.fail:
             return ChatReply.error(500, "conformance: the scripted model request failed")
+        if run.host_calls:
+            return _host_turn(run, req)
         decision = _decision(run, req)
         if decision is not None:
             return decision
@@ -100,7 +118,12 @@ def make_factory(
 # when it listed the tools) while it still checks the call against the real schema, so no call can pass: seen every
 # time this check ran after another one in the same suite run, never when it ran alone. The native path itself is
 # covered by test_codebuddy_structured.py.
-_SKIPPED = {"structured_output": "CodeBuddy CLI 2.163.0 sometimes offers StructuredOutput as {data: object}"}
+# CLI 2.163.0 coerces a host tool's arguments to its input schema before calling it (the check's {"key": 5} arrives
+# as {"key": "5"}), so the host never sees the invalid call that check_host_tool_errors sends.
+_SKIPPED = {
+    "structured_output": "CodeBuddy CLI 2.163.0 sometimes offers StructuredOutput as {data: object}",
+    "host_tool_errors": "CodeBuddy CLI 2.163.0 coerces tool arguments to the schema: no invalid call reaches the host",
+}
 
 
 @pytest.mark.timeout(600)  # sixteen checks on a CLI that takes seconds per run on a busy machine
@@ -108,5 +131,4 @@ async def test_the_codebuddy_driver_passes_the_conformance_suite(codebuddy_bin: 
     report = await run_driver_conformance(make_factory(codebuddy_bin, tripwire), skip=_SKIPPED, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
-    host = ["host_tool_calls", "host_tool_errors", "host_tool_cancel"]  # the driver does not declare host_tools yet
-    assert [c.name for c in report.skipped] == [*_SKIPPED, *host], str(report)
+    assert sorted(c.name for c in report.skipped) == sorted(_SKIPPED), str(report)

@@ -155,6 +155,23 @@ def decision_response(frame: dict[str, Any], decision: Decision) -> dict[str, An
     }
 
 
+def allow_response(frame: dict[str, Any]) -> dict[str, Any]:
+    """The ``control_response`` that allows a request without asking (the Agent's own tools that need no approval:
+    CodeBuddy asks for MCP tools although ``--allowedTools`` names them)."""
+    request = frame.get("request") if isinstance(frame.get("request"), dict) else {}
+    assert isinstance(request, dict)
+    raw_input = request.get("input")
+    body = {
+        "allowed": True,
+        "updatedInput": raw_input if isinstance(raw_input, dict) else {},
+        "tool_use_id": request.get("tool_use_id", ""),
+    }
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": frame.get("request_id", ""), "response": body},
+    }
+
+
 def error_response(request_id: str, message: str) -> dict[str, Any]:
     """A ``control_response`` that refuses a control request the driver does not serve."""
     return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}

@@ -133,7 +133,7 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
         argv += ["--disallowedTools", ",".join(disallowed)]
     for d in config.add_dirs:
         argv += ["--add-dir", d]
-    mcp_argv, mcp_secrets = mcp_args(inv.mcp)
+    mcp_argv, mcp_secrets = mcp_args(inv.mcp, inv.tools)
     argv += mcp_argv
     argv += config.extra_args
     env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}

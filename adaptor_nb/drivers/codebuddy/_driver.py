@@ -121,6 +121,7 @@ class Driver:
             fork=True,
             persistent=True,
             mcp=MCP_TRANSPORTS,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:

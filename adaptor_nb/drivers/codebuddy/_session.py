@@ -30,9 +30,10 @@ from ...driver import (
     RunContext,
     TextDelta,
     TranscriptItem,
+    mark_host_tool,
     text_delta,
 )
-from ._approvals import PLAN_TOOL, approval_spec, decision_response, error_response
+from ._approvals import PLAN_TOOL, allow_response, approval_spec, decision_response, error_response
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, CodeBuddyProcess
 from ._translate import FrameTranslator, TurnResult, parse_result
@@ -194,7 +195,8 @@ class CodeBuddyRun:
             ) from None
 
     def _sourced(self, ev: E) -> E:
-        """``ev`` (a fresh payload) carrying the provider session as its source meta."""
+        """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
+        ev = mark_host_tool(ev, self.inv.tools)
         meta = self.source_meta
         if meta is not None and ev.meta.source is None:
             _set(ev, "meta", meta)
@@ -390,6 +392,11 @@ class CodeBuddyRun:
         subtype = request.get("subtype") if isinstance(request, dict) else None
         if subtype != "can_use_tool":
             self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
+            return
+        hosted = self.inv.tools
+        own = hosted.own_name(_tool_name(frame)) if hosted is not None else None
+        if hosted is not None and own is not None and own not in hosted.approval:
+            self.proc.send(allow_response(frame))  # a host tool that needs no approval is allowed at once
             return
         task = asyncio.get_running_loop().create_task(self._approve(frame, rid))
         self.approval_tasks[rid] = task
