@@ -63,6 +63,18 @@ class TurnResult:
         return self.subtype == "success" and not self.is_error
 
 
+def _text(value: Any) -> str:
+    """A frame's text field as a string: a CLI that writes a number or a list there still has it kept as text."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else str(value)
+
+
+def _index(ev: dict[str, Any]) -> int:
+    index = ev.get("index", -1)
+    return index if isinstance(index, int) and not isinstance(index, bool) else -1
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -157,28 +169,28 @@ class FrameTranslator:
             return self._subagent_stream(frame["parent_tool_use_id"], ev)
         et = ev.get("type")
         if et == "content_block_delta":
-            blk = self.blocks.get(ev.get("index", -1))
+            blk = self.blocks.get(_index(ev))
             delta = ev.get("delta")
             if blk is None or not isinstance(delta, dict):
                 return []
             dt = delta.get("type")
             if dt == "text_delta":
-                text = delta.get("text", "")
+                text = _text(delta.get("text"))
                 blk.parts.append(text)
                 return [TextDelta(text=text, message_id=self.msg_id)]
             if dt == "thinking_delta":
-                text = delta.get("thinking", "")
+                text = _text(delta.get("thinking"))
                 blk.parts.append(text)
                 return [Thinking(text=text, message_id=self.msg_id)]
             if dt == "input_json_delta":
-                part = delta.get("partial_json", "")
+                part = _text(delta.get("partial_json"))
                 blk.parts.append(part)
                 return [ToolCall(id=blk.tool_id, name=blk.name, args_delta=part, phase=Phase.CONTENT)]
             return []
         if et == "content_block_start":
             cb = ev.get("content_block")
             kind = cb.get("type", "other") if isinstance(cb, dict) else "other"
-            index = ev.get("index", -1)
+            index = _index(ev)
             if kind == "text":
                 self.blocks[index] = _Block("text")
                 return [TextDelta(message_id=self.msg_id, phase=Phase.START)]
