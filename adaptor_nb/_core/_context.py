@@ -83,6 +83,8 @@ class RunContextImpl:
     async def emit(self, event: Event) -> None:
         self.turn_open = True
         if isinstance(event, TextDelta):
+            if type(event.text) is not str:  # the turn's text must stay joinable, or no partial result can be built
+                raise TypeError(f"TextDelta.text must be a str, got {type(event.text).__name__}")
             if event.role is Role.ASSISTANT and event.phase is Phase.CONTENT:
                 self._turn_text.append(event.text)
         elif isinstance(event, SubagentUpdate):
@@ -93,6 +95,8 @@ class RunContextImpl:
             await self._broker.publish(event)
 
     def emit_text_nowait(self, text: str, message_id: str = "", source: EventSourceMeta | None = None) -> bool:
+        if type(text) is not str:
+            return False
         if self._broker.push_text(text, message_id, source):
             self._turn_text.append(text)
             return True
@@ -100,7 +104,7 @@ class RunContextImpl:
 
     def emit_nowait(self, event: Event) -> bool:
         if type(event) is TextDelta:
-            if event.phase is not _CONTENT or event.role is not _ASSISTANT:
+            if event.phase is not _CONTENT or event.role is not _ASSISTANT or type(event.text) is not str:
                 return False
             if self._broker.publish_nowait(event):
                 self._turn_text.append(event.text)

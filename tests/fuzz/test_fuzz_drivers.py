@@ -10,6 +10,7 @@ tests/fuzz/campaign.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from adaptor_nb import Agent
+from adaptor_nb import Agent, AgentFailed
 
 from .frames import SEEDS, turn_scripts
 from .harness import DRIVERS, make_driver, prompt_for, run_turn
@@ -62,3 +63,38 @@ def test_every_run_ends_with_exactly_one_done_within_its_timeout(tmp_path: Path,
         loop.run_until_complete(agent.close())
         loop.close()
     assert len(kinds) >= EXAMPLES
+
+
+def _stream_event(event: dict[str, Any]) -> str:
+    return json.dumps({"type": "stream_event", "event": event, "session_id": "s", "parent_tool_use_id": None})
+
+
+@pytest.mark.parametrize("name", ["claude", "codebuddy"])
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": {"type": {"type": []}}}},
+        {"type": "content_block_delta", "index": [0], "delta": {"type": "text_delta", "text": "x"}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": [1]}},
+    ],
+)
+async def test_a_wrong_typed_delta_found_by_the_campaign_ends_the_run(
+    tmp_path: Path, name: str, delta: dict[str, Any]
+) -> None:
+    lines = [
+        json.dumps({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "tools": []}),
+        _stream_event({"type": "message_start", "message": {"id": "msg_1", "model": "m"}}),
+        _stream_event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        _stream_event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "kept"}}),
+        _stream_event(delta),
+        json.dumps({"type": "result", "subtype": "success", "result": "kept", "session_id": "s", "usage": {}}),
+    ]
+    async with Agent(make_driver(name, tmp_path), workspace=str(tmp_path)) as agent:
+        outcome = await run_turn(agent, prompt_for(lines), RUN_TIMEOUT)
+        assert outcome.kind == "ok", (outcome.kind, outcome.error)
+        assert outcome.done is not None and outcome.done.result is not None and outcome.done.result.text == "kept"
+        # Without the result line the run fails, and its partial result is built from the text seen so far.
+        outcome = await run_turn(agent, prompt_for(lines[:-1], exit=True), RUN_TIMEOUT)
+    assert outcome.kind == "AgentFailed", (outcome.kind, outcome.error)
+    err = outcome.error
+    assert isinstance(err, AgentFailed) and err.result is not None and err.result.text.startswith("kept")

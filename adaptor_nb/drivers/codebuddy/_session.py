@@ -255,9 +255,10 @@ class CodeBuddyRun:
                         if type(ev) is dict and ev.get("type") == "content_block_delta":
                             delta = ev.get("delta")
                             if type(delta) is dict and delta.get("type") == "text_delta":
-                                blk = blocks.get(ev.get("index", -1))
-                                if blk is not None and not frame.get("parent_tool_use_id"):
-                                    text = delta.get("text", "")
+                                index = ev.get("index", -1)
+                                blk = blocks.get(index) if type(index) is int else None
+                                text = delta.get("text", "")
+                                if blk is not None and type(text) is str and not frame.get("parent_tool_use_id"):
                                     blk.parts.append(text)
                                     td = self._sourced(text_delta(text, tr.msg_id))
                                     if not emit_nowait(td):
