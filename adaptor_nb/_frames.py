@@ -21,8 +21,8 @@ _CODE_SPAN = re.compile(r"(`+)([^`\[\]<>&|\\\n]+)\1(?!`)")
 # A blockquote marker: ``>`` with only spaces and other markers before it on its line.
 _QUOTE_PREFIX = re.compile(r"[ >]*")
 _ANY_SPAN = re.compile(r"(`+)[^`\n]+\1(?!`)")
-# A destination kept: an explicit http(s)/mailto URL made only of characters that cannot end or re-open markup.
-_SAFE_DEST = re.compile(r"\(\s*((?:https?://|mailto:)[^\s()<>\[\]\\`\"']*)(?:\s+\"[^\"\n]*\")?\s*\)", re.IGNORECASE)
+# A destination kept: an explicit http(s) URL (the widget's rule) made only of characters that cannot end or re-open markup.
+_SAFE_DEST = re.compile(r"\(\s*(https?://[^\s()<>\[\]\\`\"']*)(?:\s+\"[^\"\n]*\")?\s*\)", re.IGNORECASE)
 # Any other single-line destination (up to three levels of parentheses): dropped with the link.
 _ANY_DEST = re.compile(r"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)")
 _ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
@@ -159,7 +159,7 @@ def _bracket_pairs(tokens: list[tuple[int, int, str]]) -> dict[int, int]:
 
 
 def _safe_prose(text: str) -> str:
-    """Markdown prose with raw HTML escaped and every link or image kept only if it points at http(s)/mailto."""
+    """Markdown prose with raw HTML escaped and every link or image kept only if it points at http(s)."""
     tokens = _tokens(text)
     pairs = _bracket_pairs(tokens)
     closers: dict[int, tuple[str, int]] = {}
@@ -205,11 +205,11 @@ def _fence(opening: str, info: str, body: list[str]) -> str:
 
 
 def safe_markdown(text: str) -> str:
-    """Agent text as markdown that carries no raw HTML and no link or image to anything but http(s)/mailto.
+    """Agent text as markdown that carries no raw HTML and no link or image to anything but http(s).
 
     Fenced code is kept verbatim inside a re-emitted fence; everywhere else ``<``, ``>`` and ``&`` become entities,
     brackets that do not open a kept link are escaped (so no reference-style link or definition can form), and a
-    link or image whose destination is not an explicit http(s)/mailto URL is replaced by its text.
+    link or image whose destination is not an explicit http(s) URL is replaced by its text.
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     parts: list[str] = []

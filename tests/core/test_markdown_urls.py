@@ -1,4 +1,4 @@
-"""The markdown repr keeps no link or image but http(s)/mailto and no raw HTML, read by a CommonMark parser."""
+"""The markdown repr keeps no link or image but http(s) (the widget's rule) and no raw HTML, read by a CommonMark parser."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from adaptor_nb import Result
 from adaptor_nb._frames import safe_markdown
 
-_SAFE_URL = re.compile(r"(?:https?://|mailto:)", re.IGNORECASE)
+_SAFE_URL = re.compile(r"https?://", re.IGNORECASE)
 # The only tags a markdown renderer makes from markdown syntax; any other tag came from raw HTML.
 _MARKDOWN_TAGS = {
     *("p", "a", "img", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li", "hr", "br", "del"),
@@ -178,7 +178,7 @@ def test_ordinary_markdown_is_kept() -> None:
     source = (
         "# Title\n\n"
         "Some *emphasis*, **bold**, `inline code` and [a link](https://example.org/a?b=1&c=2).\n\n"
-        "![logo](https://example.org/logo.png) and [mail](mailto:a@example.org)\n\n"
+        "![logo](https://example.org/logo.png)\n\n"
         "> quoted\n\n"
         "- one\n- two\n\n"
         "```python\nif a < b and c > d:\n    print('<b>&amp;</b>')\n```\n"
@@ -189,12 +189,12 @@ def test_ordinary_markdown_is_kept() -> None:
     assert "<code>inline code</code>" in out
     assert '<a href="https://example.org/a?b=1&amp;c=2">a link</a>' in out
     assert '<img src="https://example.org/logo.png" alt="logo" />' in out
-    assert '<a href="mailto:a@example.org">mail</a>' in out
     assert "<blockquote>" in out and "<li>one</li>" in out
     assert "if a &lt; b and c &gt; d:\n    print('&lt;b&gt;&amp;amp;&lt;/b&gt;')" in out
 
 
 def test_unsafe_links_keep_their_text_and_lose_their_url() -> None:
+    assert safe_markdown("[mail](mailto:a@example.org)") == "mail"  # http(s) only, as in the widget
     assert safe_markdown("[a [b] c](javascript:alert(1))") == "a \\[b\\] c"
     assert safe_markdown("[![x](javascript:a)](javascript:b)") == "x"
     assert safe_markdown("see [docs](https://example.org) or [x](data:text/html,1)") == (
