@@ -34,7 +34,9 @@ async def capture_output(
     """Run ``argv`` with stdin closed and return its stdout (and stderr if asked) as text.
 
     The child gets its own session; if it is not done within ``timeout`` seconds it and its process group are
-    killed and reaped, then TimeoutError is raised. OSError means it could not be started.
+    killed and reaped, then TimeoutError is raised. OSError means it could not be started. Output past
+    ``_PROBE_OUTPUT_LIMIT`` bytes stops the child: a probe answers in a few lines, and a command that floods its
+    output is not left to fill memory until the timeout.
     """
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -45,13 +47,35 @@ async def capture_output(
         start_new_session=True,
     )
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+        out = await asyncio.wait_for(_read_capped(proc), timeout)
     except BaseException:
         _kill_group(proc)
         with contextlib.suppress(Exception):
             await asyncio.shield(proc.wait())
+        if proc.stdout is not None:  # read the killed child's pipe to its end, so its transport closes
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(proc.stdout.read()), 2.0)
         raise
     return out.decode("utf-8", "replace")
+
+
+_PROBE_OUTPUT_LIMIT = 1 << 20
+
+
+async def _read_capped(proc: asyncio.subprocess.Process) -> bytes:
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await proc.stdout.read(65536):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _PROBE_OUTPUT_LIMIT:
+            _kill_group(proc)
+            while await proc.stdout.read(65536):  # to EOF, so the pipe's transport closes
+                pass
+            break
+    await proc.wait()
+    return b"".join(chunks)[:_PROBE_OUTPUT_LIMIT]
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:

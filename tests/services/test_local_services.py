@@ -47,8 +47,19 @@ def fetch(url: str) -> str:
         return str(resp.read().decode())
 
 
+_BEFORE: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _baseline() -> None:
+    """Processes other tests left running (a shared server, a browser) are not this test's children."""
+    _BEFORE.clear()
+    _BEFORE.update(p.pid for p in psutil.Process().children(recursive=True))
+
+
 def children() -> list[psutil.Process]:
-    return psutil.Process().children(recursive=True)
+    """Descendants of this process started during the current test."""
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in _BEFORE]
 
 
 async def test_a_service_is_up_during_the_run_and_gone_after_it() -> None:
