@@ -21,7 +21,7 @@ _CODE_SPAN = re.compile(r"(`+)([^`\[\]<>&|\\\n]+)\1(?!`)")
 # A blockquote marker: ``>`` with only spaces and other markers before it on its line.
 _QUOTE_PREFIX = re.compile(r"[ >]*")
 _ANY_SPAN = re.compile(r"(`+)[^`\n]+\1(?!`)")
-# A destination kept: an explicit http(s) URL (the widget's rule) made only of characters that cannot end or re-open markup.
+# A destination kept: an explicit http(s) URL (the widget's rule) of characters that cannot end or re-open markup.
 _SAFE_DEST = re.compile(r"\(\s*(https?://[^\s()<>\[\]\\`\"']*)(?:\s+\"[^\"\n]*\")?\s*\)", re.IGNORECASE)
 # Any other single-line destination (up to three levels of parentheses): dropped with the link.
 _ANY_DEST = re.compile(r"\((?:[^()\n]|\((?:[^()\n]|\([^()\n]*\))*\))*\)")

@@ -1,4 +1,4 @@
-"""The markdown repr keeps no link or image but http(s) (the widget's rule) and no raw HTML, read by a CommonMark parser."""
+"""The markdown repr keeps no link or image but http(s) and no raw HTML, read by a CommonMark parser."""
 
 from __future__ import annotations
 
