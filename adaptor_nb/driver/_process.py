@@ -23,7 +23,9 @@ from typing import Any
 
 import psutil
 
+from .._enums import FailureReason
 from . import _tap
+from ._spi import DriverFailure
 
 READ_CHUNK = 1 << 16
 MAX_LINE_BYTES = 64 << 20  # the default bound of one stdout line (CommonConfig.max_line_bytes)
@@ -58,6 +60,23 @@ class LineTooLong(Exception):
         )
         self.limit = limit
         self.seen = seen
+
+    def failure(
+        self, cli: str, *, exit_code: int | None, stderr_tail: str, session_id: str, pid: int | None
+    ) -> DriverFailure:
+        """The DriverFailure that ends the run, naming the bound (``cli`` is the CLI's display name)."""
+        return DriverFailure(
+            f"{cli} {self}",
+            reason=FailureReason.AGENT_ERROR,
+            details={
+                "exit_code": exit_code,
+                "stderr_tail": stderr_tail,
+                "max_line_bytes": self.limit,
+                "session_id": session_id,
+                "pid": pid,
+            },
+            session_id=session_id,
+        )
 
 
 class LineBuffer:

@@ -860,17 +860,8 @@ class CodeBuddyRun:
         await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
         tail = self.proc.stderr_tail()
         if self.proc.overflow is not None:
-            self._failure = DriverFailure(
-                f"CodeBuddy Code {self.proc.overflow}",
-                reason=FailureReason.AGENT_ERROR,
-                details={
-                    "exit_code": rc,
-                    "stderr_tail": tail,
-                    "max_line_bytes": self.proc.overflow.limit,
-                    "session_id": self.session_id,
-                    "pid": self.proc.pid,
-                },
-                session_id=self.session_id,
+            self._failure = self.proc.overflow.failure(
+                "CodeBuddy Code", exit_code=rc, stderr_tail=tail, session_id=self.session_id, pid=self.proc.pid
             )
             raise _Finished
         self._failure = DriverFailure(

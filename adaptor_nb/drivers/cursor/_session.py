@@ -96,17 +96,12 @@ class CursorTurn:
             rc = await reap(self.proc, self.grace)
             await ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
         if overflow is not None:
-            raise DriverFailure(
-                f"Cursor Agent {overflow}",
-                reason=FailureReason.AGENT_ERROR,
-                details={
-                    "exit_code": rc,
-                    "stderr_tail": self.proc.stderr_tail(),
-                    "max_line_bytes": overflow.limit,
-                    "session_id": self.tr.session_id,
-                    "pid": self.proc.pid,
-                },
+            raise overflow.failure(
+                "Cursor Agent",
+                exit_code=rc,
+                stderr_tail=self.proc.stderr_tail(),
                 session_id=self.tr.session_id,
+                pid=self.proc.pid,
             )
         if fresh:
             self._rejected(f"it started a new chat {fresh!r} instead", rc)
