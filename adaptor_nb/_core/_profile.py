@@ -36,12 +36,14 @@ from ..driver._spi import Driver
 from ..mcp import Server
 from ..profile._resources import ResourceKind, ResourceMaterialization, Resources, ResourceSupport
 from ..profile._selection import CloneFrom, CloneNative, Dedicated, Default, Native
+from ..profile._specs import AgentSpec, HookSpec, as_agent, as_hook
 from ..skill._materializer import SKILL_FILE, DefaultMaterializer, MaterializedSkill, Materializer
 from ..skill._provider import Catalog, Provider
 from ..skill._refs import FS, Archive, Dir, Inline, Key, Ref, Require, Source, as_ref
 from ..skill._skillmd import parse as parse_skill_md
 from ._options import AgentSettings, RunSettings
 from ._profile_files import clone_into, installed_skills, remove_managed, write_managed
+from ._profile_native import NativeResources
 
 _SELECTIONS = (Default, Native, Dedicated, CloneNative, CloneFrom)
 
@@ -107,6 +109,8 @@ class ProfileManager:
         self._last: tuple[str, ...] = ()
         self._lock = asyncio.Lock()
         self._closed = False
+        self._native = NativeResources(self.layout) if self.layout is not None else None
+        self._native_used = False
 
     # -- identity ----------------------------------------------------------------------------------------
 
@@ -149,17 +153,24 @@ class ProfileManager:
                 option="profile_resources",
             )
         refs = [as_ref(s) for s in run.skills]
+        families = self._families(resources)
         if resources is not None:
             refs += [as_ref(s) for s in resources.skills]
-            self._check_families(resources)
+        wants = any(f is not None for f in families)
         async with self._lock:
             keys = {r.key for r in refs}
             refs += [Key(k) for k in self._selected if k not in keys]
             names: tuple[str, ...] = ()
-            if not refs and (self._dir or not self.private) and not self._closed:
+            if (
+                not refs
+                and not wants
+                and not self._native_used
+                and (self._dir or not self.private)
+                and not self._closed
+            ):
                 env, text = self._env(), ""  # nothing to write: no thread hop
             else:
-                env, text, names = await asyncio.to_thread(self._prepare_sync, refs)
+                env, text, names = await asyncio.to_thread(self._prepare_sync, refs, families)
         mcp: tuple[Server, ...] | None = run.mcp
         if mcp is None and resources is not None and resources.mcp is not None:
             mcp = tuple(resources.mcp)
@@ -168,22 +179,44 @@ class ProfileManager:
             instructions = resources.instructions + ("\n\n" + text if text else "")
         return Prepared(env=env, instructions=instructions, mcp=mcp, skills=names)
 
-    def _check_families(self, res: Resources) -> None:
-        for name in ("agents", "hooks"):
-            value = getattr(res, name)
+    def _families(
+        self, res: Resources | None
+    ) -> tuple[tuple[AgentSpec, ...] | None, tuple[HookSpec, ...] | None, dict[str, Any] | None]:
+        """The agents/hooks/config families checked against where this profile can put them (before launch)."""
+        if res is None:
+            return None, None, None
+        agents = None if res.agents is None else tuple(as_agent(a) for a in res.agents)
+        hooks = None if res.hooks is None else tuple(as_hook(h) for h in res.hooks)
+        config = None if res.config is None else dict(res.config)
+        for name, value in (("agents", agents), ("hooks", hooks), ("config", config)):
             if value:
-                raise ConfigError(
-                    f"profile_resources {name}= cannot be materialized for driver {self.driver.name!r} yet; "
-                    f"pass {name}=None to inherit or [] to clear",
-                    option=f"profile_resources.{name}",
-                )
-        if res.config:
-            raise ConfigError(
-                f"profile_resources config= cannot be materialized for driver {self.driver.name!r} yet; pass None",
-                option="profile_resources.config",
-            )
+                problem = self._family_problem(name)
+                if problem:
+                    raise ConfigError(f"profile_resources {name}=: {problem}", option=f"profile_resources.{name}")
+        return agents, hooks, config
 
-    def _prepare_sync(self, refs: list[Ref]) -> tuple[dict[str, str], str, tuple[str, ...]]:
+    def _family_problem(self, name: str) -> str:
+        """Why the ``name`` family cannot land in this profile ("" when it can)."""
+        lay = self.layout
+        where = {"agents": lay.agents_dir, "hooks": lay.hooks_key, "config": lay.config_file} if lay else {}
+        if not where.get(name):
+            return f"driver {self.driver.name!r} declares no place its CLI reads {name} from (not materialized)"
+        if not self.private:
+            return (
+                f"{name} are written only into a private profile (profile.Dedicated/CloneNative/CloneFrom); "
+                "the shared profile is not changed"
+            )
+        return ""
+
+    def _prepare_sync(
+        self,
+        refs: list[Ref],
+        families: tuple[tuple[AgentSpec, ...] | None, tuple[HookSpec, ...] | None, dict[str, Any] | None] = (
+            None,
+            None,
+            None,
+        ),
+    ) -> tuple[dict[str, str], str, tuple[str, ...]]:
         if self._closed:
             raise ConfigError("the Agent's profile was closed", option="profile")
         seen: dict[str, Ref] = {}
@@ -195,6 +228,10 @@ class ProfileManager:
             if r.key not in seen or isinstance(seen[r.key], Key | Require):
                 seen[r.key] = r
         self._ensure_dir()
+        used = any(f is not None for f in families) or self._native_used
+        if self._native is not None and self.private and self._dir and used:
+            self._native.apply(self._dir, *families)
+            self._native_used = True
         installed_now = set(installed_skills(self.skills_dir())) if self.skills_native else set()
         ready: list[MaterializedSkill] = []
         for r in seen.values():
@@ -410,8 +447,7 @@ class ProfileManager:
                 ),
             )
         )
-        for kind in (ResourceKind.AGENTS, ResourceKind.HOOKS, ResourceKind.CONFIG):
-            resources.append(ResourceSnapshot(kind=kind, support=ResourceSupport.UNSUPPORTED))
+        resources += self._native_snapshots(res)
         warnings = [w for r in resources for w in r.warnings]
         if self.private and not self._dir:
             warnings.append("the private profile folder is created before the first run (or by sync_profile())")
@@ -429,6 +465,34 @@ class ProfileManager:
             warnings=tuple(warnings),
             materialized=not missing and (bool(self._dir) or not self.private),
         )
+
+    def _native_snapshots(self, res: Resources | None) -> list[ResourceSnapshot]:
+        out: list[ResourceSnapshot] = []
+        written = self._native
+        for kind, support in (
+            (ResourceKind.AGENTS, ResourceSupport.PORTABLE_EXTENDED),
+            (ResourceKind.HOOKS, ResourceSupport.PORTABLE_EXTENDED),
+            (ResourceKind.CONFIG, ResourceSupport.NATIVE_ESCAPE),
+        ):
+            name = kind.value
+            desired = getattr(res, name) if res is not None else None
+            problem = self._family_problem(name)
+            managed: tuple[str, ...] = tuple(getattr(written, name)) if written is not None else ()
+            missing = bool(desired) and not managed and not problem
+            out.append(
+                ResourceSnapshot(
+                    kind=kind,
+                    fingerprint=_fingerprint(desired) if desired else "",
+                    managed=managed,
+                    support=ResourceSupport.UNSUPPORTED if problem.startswith("driver") else support,
+                    materialization=(
+                        ResourceMaterialization.NATIVE_MANAGED if managed else ResourceMaterialization.NOT_MATERIALIZED
+                    ),
+                    warnings=(f"profile resource {name} are wanted but not materialized yet",) if missing else (),
+                    error=problem if desired and problem else "",
+                )
+            )
+        return out
 
     # -- shutdown ----------------------------------------------------------------------------------------
 

@@ -20,6 +20,11 @@ class ProfileLayout:
     (relative) is where the CLI reads ``<key>/SKILL.md`` folders; empty means it reads none, and skills are put
     into the prompt instead (declared as prompt-injected). ``mcp`` names ``(file, key)`` pairs holding MCP
     declarations; ``seed`` maps relative paths to the text a fresh private profile starts with.
+
+    Profile resources land in a private profile when the layout names where: ``agents_dir`` (relative) is the
+    folder of ``<name>.md`` agent definitions, ``hooks_key`` the key of the ``config_file`` the hooks go under, and
+    ``config_file`` (relative, ``.json`` or ``.toml``) the settings file the ``config`` mapping is merged into.
+    Empty means the CLI reads no such thing: a non-empty family then fails before launch.
     """
 
     driver: str
@@ -31,6 +36,9 @@ class ProfileLayout:
     auth_files: tuple[str, ...] = ()
     mcp: tuple[tuple[str, str], ...] = ()
     seed: Mapping[str, str] = field(default_factory=dict)
+    agents_dir: str = ""
+    hooks_key: str = ""
+    config_file: str = ""
 
 
 @runtime_checkable

@@ -29,8 +29,10 @@ from ._selection import (
     Selection,
     WithOptions,
 )
+from ._specs import AgentSpec, HookSpec
 
 __all__ = [
+    "AgentSpec",
     "CloneFrom",
     "CloneNative",
     "CloneOption",
@@ -40,6 +42,7 @@ __all__ = [
     "CopySkills",
     "Dedicated",
     "Default",
+    "HookSpec",
     "LinkAuth",
     "Native",
     "ResourceKind",

@@ -173,3 +173,22 @@ async def test_an_agent_dropped_without_close_leaves_no_private_folder(home: Pat
     del agent
     gc.collect()
     assert not os.path.exists(folder)
+
+
+async def test_agents_hooks_and_config_are_checked_before_launch() -> None:
+    driver = Recording()  # declares no profile folder: the families cannot land anywhere
+    agent = Agent(driver)
+    bad = [
+        (profile.Resources(agents=[{"name": "a b", "description": "d", "prompt": "p"}]), "profile_resources.agents"),
+        (profile.Resources(agents=[profile.AgentSpec("ok", "when", "prompt")]), "profile_resources.agents"),
+        (profile.Resources(hooks=[profile.HookSpec("Stop", "")]), "profile_resources.hooks"),
+        (profile.Resources(config={"model": "m"}), "profile_resources.config"),
+    ]
+    for res, option in bad:
+        with pytest.raises(ConfigError) as info:
+            await agent.send("go", profile_resources=res).result()
+        assert info.value.option == option
+    assert driver.invocations == []  # nothing launched
+    state = await agent.profile_state()
+    assert {r.kind.value: r.support.value for r in state.resources}["config"] == "unsupported"
+    await agent.close()

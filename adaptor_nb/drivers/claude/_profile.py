@@ -21,4 +21,7 @@ def claude_layout(env: Mapping[str, str], driver: str = "claude", var: str = "CL
         settings_files=("settings.json",),
         auth_files=(".credentials.json",),
         mcp=((".claude.json", "mcpServers"),),
+        agents_dir="agents",
+        hooks_key="hooks",
+        config_file="settings.json",
     )

@@ -21,4 +21,7 @@ def codebuddy_layout(env: Mapping[str, str]) -> ProfileLayout:
         settings_files=("settings.json",),
         auth_files=("models.json",),  # where the driver's probe finds configured model credentials
         mcp=(),  # no documented MCP file to copy: CopyMCP brings nothing for CodeBuddy
+        agents_dir="agents",
+        hooks_key="hooks",
+        config_file="settings.json",
     )

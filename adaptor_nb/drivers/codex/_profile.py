@@ -22,4 +22,5 @@ def codex_layout(env: Mapping[str, str], codex_home: str | None) -> ProfileLayou
         settings_files=("config.toml",),
         auth_files=("auth.json",),
         mcp=(("config.toml", "mcp_servers"),),
+        config_file="config.toml",
     )
