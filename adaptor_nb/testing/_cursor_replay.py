@@ -28,6 +28,11 @@ Replay options (before or among the driver's arguments, each ``--replay-NAME VAL
 * ``--replay-gate-when REGEX`` / ``--replay-fail-when REGEX``: gate only (fail at once, after ``system/init``)
   when the prompt matches REGEX;
 * ``--replay-exit CODE``: the exit code for a recording without a terminal line (default 1).
+* ``--replay-call-host NAME=JSONARGS`` (repeatable): after the recording's first line, really call tool NAME
+  (``SERVER/NAME`` for another server than ``pytools``) of the HTTP server ``<workspace>/.cursor/mcp.json`` declares,
+  over MCP streamable HTTP with ``${env:VAR}`` expanded from this process's environment, and print the ``tool_call``
+  started/completed lines Cursor prints for an MCP call (a refused or failed call completes with an ``error``);
+* ``--replay-env VAR=VALUE``: use VALUE for VAR when expanding ``${env:VAR}`` for those calls (a wrong token).
 
 RECORDING ``@answer`` makes it answer instead of replaying: ``system/init``, the text after ``Reply with exactly:``
 in the prompt as assistant messages, and a ``result``; the session id is the ``--resume`` id or a fresh one.
@@ -44,6 +49,8 @@ import sys
 import threading
 import uuid
 from typing import Any
+
+from ._cursor_mcp_call import CallFailed, call_tool
 
 __all__ = ["VERSION", "cursor_replay_command", "main"]
 
@@ -183,6 +190,64 @@ def _answer_lines(prompt: str, flags: dict[str, str]) -> list[bytes]:
     return [json.dumps(f).encode() for f in frames]
 
 
+def _host_call_lines(replay: dict[str, list[str]], flags: dict[str, str], session: str) -> list[bytes]:
+    """The ``tool_call`` lines of each ``--replay-call-host`` call, made for real against the project's server."""
+    env = dict(os.environ)
+    env.update(dict(pair.partition("=")[::2] for pair in replay.get("env", [])))
+    doc = _project_mcp(flags)
+    servers = doc.get("mcpServers") if isinstance(doc, dict) else None
+    out: list[bytes] = []
+    for n, spec in enumerate(replay.get("call-host", [])):
+        target, _, raw = spec.partition("=")
+        server, _, tool = target.rpartition("/")
+        server = server or "pytools"
+        arguments = json.loads(raw) if raw else {}
+        call_id = f"call_host_{n}\nfc_host_{n}"
+        args = {
+            "name": f"{server}-{tool}",
+            "args": arguments,
+            "toolCallId": call_id,
+            "providerIdentifier": server,
+            "toolName": tool,
+            "serverIdentifier": server,
+        }
+        entry = servers.get(server) if isinstance(servers, dict) else None
+        try:
+            if not isinstance(entry, dict):
+                raise CallFailed(f"no MCP server {server!r} in .cursor/mcp.json")
+            got = call_tool(entry, tool, arguments, env)
+            result: dict[str, Any] = {
+                "success": {
+                    "content": [
+                        {"text": {"text": str(c.get("text", ""))}}
+                        for c in got.get("content") or ()
+                        if isinstance(c, dict)
+                    ],
+                    "isError": bool(got.get("isError")),
+                }
+            }
+        except CallFailed as exc:
+            result = {"error": {"error": str(exc)}}
+        for sub, inner in (("started", {"args": args}), ("completed", {"args": args, "result": result})):
+            frame = {
+                "type": "tool_call",
+                "subtype": sub,
+                "call_id": call_id,
+                "tool_call": {"mcpToolCall": inner, "toolCallId": call_id},
+                "session_id": session,
+            }
+            out.append(json.dumps(frame).encode())
+    return out
+
+
+def _session_of(line: bytes) -> str:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return ""
+    return str(obj.get("session_id") or "") if isinstance(obj, dict) else ""
+
+
 def _load(path: str) -> list[bytes]:
     with open(path, "rb") as fh:
         return [line.rstrip(b"\r\n") for line in fh if line.strip()]
@@ -272,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         if flags.get("--resume") == sid:
             recording = path
     lines = _answer_lines(prompt, flags) if recording == "@answer" else _load(recording)
+    if replay.get("call-host") and lines:
+        lines[1:1] = _host_call_lines(replay, flags, _session_of(lines[0]))
     try:
         return _play(lines, replay, prompt)
     except BrokenPipeError:

@@ -61,7 +61,10 @@ def make_factory():
 
 
 async def test_the_cursor_driver_passes_the_conformance_suite() -> None:
-    report = await run_driver_conformance(make_factory(), timeout=60, raise_on_failure=False)
+    # The @answer replay scripts no host-tool calls from these prompts: test_cursor_host_tools.py covers them.
+    no_calls = "the replay CLI does not make host-tool calls from the conformance prompts"
+    skip = dict.fromkeys(("host_tool_calls", "host_tool_errors", "host_tool_cancel"), no_calls)
+    report = await run_driver_conformance(make_factory(), timeout=60, raise_on_failure=False, skip=skip)
     print(report)
     assert report.ok, str(report)
     wanted = {"event_ordering", "messages_soon", "messages_after_turn", "checkpoints", "cancellation"}

@@ -56,7 +56,7 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     if config.mode:
         argv += ["--mode", config.mode]
     argv += force_flag(inv.policy)
-    argv += mcp_flags(inv.mcp)
+    argv += mcp_flags(inv.mcp, inv.tools)
     argv += config.extra_args
     prompt = inv.prompt
     instructions = instructions_for(config, inv)
@@ -70,7 +70,24 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     if inv.mcp is not None:
         check_bearer_envs(inv.mcp, env, "cursor")
         env.update(mcp_config(inv.mcp)[1])  # the values .cursor/mcp.json names as ${env:VAR}, never in the file
+    if inv.tools is not None:
+        check_host_approvals(inv)
+        env.update(inv.tools.env)  # the bearer token, named in .cursor/mcp.json as ${env:<token_env>}
     return Launch(argv=argv, env=env, cwd=cwd, stdin=prompt.encode(), resume=resume)
+
+
+def check_host_approvals(inv: Invocation) -> None:
+    """Cursor cannot ask before a tool call: a host tool with ``requires_approval=True`` runs only when the policy
+    auto-approves (``--force``); under any other policy the run is refused before launch instead of calling it
+    unasked."""
+    hosted = inv.tools
+    if hosted is None or not hosted.approval or force_flag(inv.policy):
+        return
+    raise ConfigError(
+        f"cursor: the host tools {sorted(hosted.approval)} need approval, which Cursor Agent cannot ask for in "
+        "print mode; use a policy that auto-approves permissions, or define them without requires_approval",
+        option="tools",
+    )
 
 
 def config_fingerprint(config: Config) -> str:

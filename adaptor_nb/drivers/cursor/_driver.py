@@ -91,6 +91,7 @@ class Driver:
             fork=False,
             persistent=False,
             mcp=MCP_TRANSPORTS,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:
@@ -118,7 +119,7 @@ class Driver:
                     metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
                 )
             )
-        with project_servers(launch.cwd, invocation.mcp):
+        with project_servers(launch.cwd, invocation.mcp, invocation.tools):
             proc = await CursorProcess.start(launch, ctx.raw_stderr, self.config.max_line_bytes)
             turn = CursorTurn(
                 proc,
@@ -128,6 +129,7 @@ class Driver:
                 grace=self.config.grace_period,
                 resume=launch.resume,
                 thread_key=invocation.thread_key,
+                hosted=invocation.tools,
             )
             outcome = await turn.execute()
         outcome.checkpoint_data["workspace"] = launch.cwd

@@ -6,6 +6,9 @@ puts back exactly what was there before (the user's own file, or nothing) when t
 never enter the file: it names them as ``${env:VAR}``, which Cursor expands from its own environment, where the driver
 puts the values. ``--approve-mcps`` lets a headless run use the servers without a prompt. ``mcp=None`` leaves every
 file alone.
+
+The Agent's host tools (``Invocation.tools``) join the file as one more HTTP server whose ``Authorization`` header is
+``Bearer ${env:<token_env>}``; with ``mcp=None`` they are added to the user's own project servers, which stay.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from ...driver import (
     ConfigError,
+    HostedTools,
     Server,
     Stdio,
     secret_var,
@@ -30,10 +34,13 @@ _ABSENT = ".adaptor_nb-absent"  # marks that there was no file before ours (surv
 _active: dict[str, tuple[bytes, int]] = {}  # workspace file -> (content written, runs using it)
 
 
-def mcp_config(servers: tuple[Server, ...]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The ``mcp.json`` document for ``servers`` and the private environment holding their secret values."""
+def mcp_config(
+    servers: tuple[Server, ...], hosted: HostedTools | None = None, base: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ``mcp.json`` document for ``servers`` (after the ``base`` table, the user's own servers) and the Agent's
+    host tools, and the private environment holding their secret values (the token included)."""
     secrets: dict[str, str] = {}
-    table: dict[str, Any] = {}
+    table: dict[str, Any] = dict(base or {})
     for s in servers:
         entry: dict[str, Any]
         if isinstance(s, Stdio):
@@ -48,12 +55,18 @@ def mcp_config(servers: tuple[Server, ...]) -> tuple[dict[str, Any], dict[str, s
             if headers:
                 entry["headers"] = headers
         table[s.name] = entry
+    if hosted is not None:
+        secrets.update(hosted.env)
+        table[hosted.server] = {
+            "url": hosted.url,
+            "headers": {"Authorization": "Bearer ${env:" + hosted.token_env + "}"},
+        }
     return {"mcpServers": table}, secrets
 
 
-def mcp_flags(servers: tuple[Server, ...] | None) -> list[str]:
+def mcp_flags(servers: tuple[Server, ...] | None, hosted: HostedTools | None = None) -> list[str]:
     """The CLI flag a run with declared servers needs (headless runs cannot approve a server interactively)."""
-    return [] if servers is None else ["--approve-mcps"]
+    return [] if servers is None and hosted is None else ["--approve-mcps"]
 
 
 def _ref(secrets: dict[str, str], name: str, value: str) -> str:
@@ -61,9 +74,9 @@ def _ref(secrets: dict[str, str], name: str, value: str) -> str:
     return "${env:" + name + "}"
 
 
-def render(servers: tuple[Server, ...]) -> bytes:
+def render(servers: tuple[Server, ...], hosted: HostedTools | None = None, base: dict[str, Any] | None = None) -> bytes:
     """The exact bytes written to ``.cursor/mcp.json`` (stable, so concurrent runs can share one file)."""
-    doc, _ = mcp_config(servers)
+    doc, _ = mcp_config(servers, hosted, base)
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
 
 
@@ -82,17 +95,23 @@ def restore_leftover(workspace: str) -> None:
 
 
 @contextlib.contextmanager
-def project_servers(workspace: str, servers: tuple[Server, ...] | None) -> Iterator[str]:
+def project_servers(
+    workspace: str, servers: tuple[Server, ...] | None, hosted: HostedTools | None = None
+) -> Iterator[str]:
     """Write the run's servers to ``<workspace>/.cursor/mcp.json`` for the block, then restore what was there.
 
-    Yields the file's path ("" when ``servers`` is None and nothing is written). Runs in the same workspace at the
-    same time may share the file when they declare the same servers; different servers fail before launch.
+    Yields the file's path ("" when ``servers`` and ``hosted`` are None and nothing is written). Runs in the same
+    workspace at the same time may share the file when they declare the same servers; different servers fail before
+    launch. With ``servers`` None the host tools' server is added to the user's own project servers.
     """
-    if servers is None:
+    if servers is None and hosted is None:
         yield ""
         return
     path = os.path.join(workspace, PROJECT_FILE)
-    content = render(servers)
+    if path not in _active:
+        restore_leftover(workspace)
+    base = _user_servers(path) if servers is None else None
+    content = render(servers or (), hosted, base)
     shared = _active.get(path)
     if shared is not None:
         if shared[0] != content:
@@ -103,7 +122,6 @@ def project_servers(workspace: str, servers: tuple[Server, ...] | None) -> Itera
             )
         _active[path] = (content, shared[1] + 1)
     else:
-        restore_leftover(workspace)
         created_dir = not os.path.isdir(os.path.dirname(path))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.exists(path):
@@ -123,6 +141,18 @@ def project_servers(workspace: str, servers: tuple[Server, ...] | None) -> Itera
         else:
             del _active[path]
             _put_back(path)
+
+
+def _user_servers(path: str) -> dict[str, Any]:
+    """The ``mcpServers`` table of the user's own project file (kept aside while ours is in place), or nothing."""
+    own = path + BACKUP_SUFFIX if path in _active else path
+    try:
+        with open(own, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    table = doc.get("mcpServers") if isinstance(doc, dict) else None
+    return dict(table) if isinstance(table, dict) else {}
 
 
 def _write(path: str, content: bytes) -> None:

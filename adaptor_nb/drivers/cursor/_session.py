@@ -9,6 +9,7 @@ from ...driver import (
     DriverOutcome,
     Event,
     FailureReason,
+    HostedTools,
     LineTooLong,
     Notice,
     NoticeKind,
@@ -16,6 +17,7 @@ from ...driver import (
     ProcessKind,
     ResumeRejectedError,
     RunContext,
+    mark_host_tool,
 )
 from ._process import CursorProcess, reap
 from ._translate import Translator
@@ -46,7 +48,9 @@ class CursorTurn:
         grace: float,
         resume: str = "",
         thread_key: str = "",
+        hosted: HostedTools | None = None,
     ) -> None:
+        self.hosted = hosted
         self.proc = proc
         self.resume = resume
         self.thread_key = thread_key
@@ -57,6 +61,7 @@ class CursorTurn:
 
     async def _emit(self, events: list[Event]) -> None:
         for ev in events:
+            ev = mark_host_tool(ev, self.hosted)  # the Agent's own tools under their own names
             if not self.ctx.emit_nowait(ev):
                 await self.ctx.emit(ev)
 
