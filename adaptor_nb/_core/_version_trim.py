@@ -77,17 +77,26 @@ async def probed_version(driver: Any) -> str:
     if known is not None:
         return known
     version = ""
+    conclusive = False
     try:
-        version = (await driver.probe_environment()).version or ""
+        report = await driver.probe_environment()
+        version = report.version or ""
+        conclusive = bool(version) or not any(_inconclusive(c) for c in report.checks)
     except Exception:  # a probe that fails leaves the version unknown: declared support is kept
         version = ""
     try:
         _VERSIONS[driver] = version
     except TypeError:
         pass
-    if key is not None and version:
+    if key is not None and conclusive:  # a CLI that answers no version is not asked again on every run
         _BY_COMMAND[key] = version
     return version
+
+
+def _inconclusive(check: Any) -> bool:
+    """A version check that raised (a timeout, a CLI that could not start) may answer another time."""
+    detail = str(getattr(check, "detail", ""))
+    return getattr(check, "name", "") == "version" and re.match(r"\w+Error: ", detail) is not None
 
 
 async def check_message_version(driver: Any, desc: Descriptor) -> tuple[MessageCapabilities, Notice] | None:

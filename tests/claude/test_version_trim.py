@@ -62,3 +62,29 @@ async def test_a_current_cli_gets_no_notice(agent_factory: Any, fake: FakeAnthro
     assert trim_notices(events) == []
     report = await agent.inspect().environment()
     assert report.messages == MESSAGES and not any(c.name == "messages" for c in report.checks)
+
+
+def counting_cli(tmp_path: Path, real: str, answer: str) -> tuple[str, Path]:
+    """A wrapper that notes each ``--version`` call in a file and answers ``answer`` (nothing when empty)."""
+    calls = tmp_path / "version-calls"
+    path = tmp_path / "claude-counted"
+    path.write_text(
+        f'#!/bin/sh\nif [ "$1" = "--version" ]; then echo x >> "{calls}"; '
+        f'[ -n "{answer}" ] && echo "{answer}"; exit 0; fi\nexec "{real}" "$@"\n'
+    )
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path), calls
+
+
+async def test_a_cli_that_answers_no_version_is_probed_once_per_command(
+    agent_factory: Any, make_config: Any, fake: FakeAnthropicServer, tmp_path: Path, claude_cli: str
+) -> None:
+    command, calls = counting_cli(tmp_path, claude_cli, "")
+    for _ in range(3):  # a fresh driver object each time, as a notebook that re-creates its Agent has
+        agent = agent_factory(make_config(command=[command]))
+        fake.enqueue(Reply.text("ok"))
+        stream = agent.send("hello")
+        events = [e async for e in stream.events()]
+        assert (await stream.result()).text == "ok"
+        assert not trim_notices(events)  # an unknown version keeps the declared support
+    assert calls.read_text().splitlines() == ["x"]
