@@ -1,4 +1,4 @@
-"""The Claude Code driver: ``claude -p`` over stream-json, with approvals, messages, resume and fork."""
+"""The Claude Code driver: ``claude`` over stream-json, with approvals, messages, resume and fork."""
 
 from ._config import Config
 from ._driver import Driver

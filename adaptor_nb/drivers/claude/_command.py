@@ -87,7 +87,6 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
         raise ConfigError(f"claude: the workspace {cwd!r} is not a directory", option="workspace")
     argv = [
         *command,
-        "-p",
         "--input-format",
         "stream-json",
         "--output-format",

@@ -57,7 +57,7 @@ MESSAGES = MessageCapabilities(
 
 
 class Driver:
-    """Runs Claude Code (``claude -p`` with stream-json on both sides); one persistent process per Thread.
+    """Runs Claude Code (stream-json on both sides); one persistent process per Thread.
 
     Example::
 
@@ -281,7 +281,7 @@ class Driver:
     async def list_models(self) -> list[ModelInfo]:
         """The models the CLI offers, read from its ``initialize`` reply (no model request is made)."""
         self.config.validate()
-        argv = [*self.command(), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        argv = [*self.command(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
         cwd = self.config.cwd or os.getcwd()
         env = self._env()
         proc = await ClaudeProcess.spawn(argv, cwd=cwd, env=env, fingerprint="", max_line=self.config.max_line_bytes)

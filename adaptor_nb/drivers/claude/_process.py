@@ -113,7 +113,7 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
 
 
 class ClaudeProcess:
-    """A live ``claude -p --input-format stream-json`` process.
+    """A live ``claude --input-format stream-json`` process.
 
     The reader task decodes stdout into frames and answers the replies to our control requests; everything else
     goes to ``inbox``, which exactly one consumer (the current run, or the settling routine) reads. The writer task
