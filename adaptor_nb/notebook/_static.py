@@ -15,10 +15,25 @@ from ._markdown import render
 from ._words import TOOL_STATES
 from ._worktrees import header_text
 
-_BOX = "border:1px solid #ddd;border-radius:6px;padding:6px 10px;font-family:system-ui,sans-serif;font-size:13px"
-_CARD = "border:1px solid #ddd;border-radius:4px;padding:4px 8px;margin:6px 0"
-_PRE = "background:#f5f5f5;padding:6px;border-radius:4px;white-space:pre-wrap;overflow-x:auto;margin:4px 0"
-_MUTED = "color:#666"
+# Colours are JupyterLab's theme variables with the light theme as fallback, as in the live view: text is always a
+# theme font colour (muted text is mixed from it), and state colours only tint borders. A renderer that drops a
+# style it does not know leaves the text in its own (readable) colour.
+_FG = "var(--jp-ui-font-color1,rgba(0,0,0,.87))"
+_BG = "var(--jp-layout-color1,#fff)"
+_BORDER = "var(--jp-border-color2,#e0e0e0)"
+_BOX = (
+    f"color:{_FG};background:{_BG};border:1px solid {_BORDER};border-radius:6px;padding:6px 10px;"
+    "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px"
+)
+_CARD = f"border:1px solid {_BORDER};border-radius:4px;padding:4px 8px;margin:6px 0"
+_PRE = (
+    f"color:{_FG};background:var(--jp-layout-color2,#eee);padding:6px;border-radius:4px;white-space:pre-wrap;"
+    "overflow-x:auto;margin:4px 0"
+)
+_MUTED = f"color:color-mix(in srgb,{_FG} 72%,{_BG})"
+_USER = "border-left:3px solid var(--jp-brand-color1,#1976d2);padding-left:8px"
+_NOTE = f"color:{_FG};font-style:italic;padding-left:6px;border-left:3px solid var(--jp-warn-color1,#f57c00)"
+_ERROR = f"color:{_FG};padding-left:6px;border-left:3px solid var(--jp-error-color1,#d32f2f)"
 _UNSAFE_LINK = re.compile(r"\[([^\]\n]*)\]\((?!https?://)([^)\n]*)\)", re.IGNORECASE)
 
 
@@ -59,8 +74,9 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
     kind = item.get("kind")
     text = str(item.get("text") or live.get(str(item.get("id")), ""))
     if kind == "text":
-        who = "" if item.get("role") == "assistant" else '<div style="color:#2563eb">you</div>'
-        return f'<div class="anb-static-text">{who}{render(text)}</div>'
+        if item.get("role") == "assistant":
+            return f'<div class="anb-static-text">{render(text)}</div>'
+        return f'<div class="anb-static-text" style="{_USER}"><div style="{_MUTED}">you</div>{render(text)}</div>'
     if kind == "thinking":
         return f'<details><summary style="{_MUTED}">thinking</summary>{_pre(text)}</details>'
     if kind == "tool":
@@ -104,14 +120,14 @@ def run_html(
     parts = [f'<div class="anb-static" style="{_BOX}">']
     parts.append(f'<div style="{_MUTED}"><strong>{_e(_title(header))}</strong> {_e(header.get("state", ""))}</div>')
     if header.get("note"):
-        parts.append(f'<div style="color:#92400e;font-style:italic">{_e(header["note"])}</div>')
+        parts.append(f'<div style="{_NOTE}">{_e(header["note"])}</div>')
     parts.extend(_item_html(item, live) for item in items)
     for entry in (m for m in messages if not m.get("placed")):
         state = _e(entry.get("state", ""))
         reason = f" ({_e(entry['reason'])})" if entry.get("state") == "failed" and entry.get("reason") else ""
         parts.append(f'<div style="{_CARD}">message: {_e(entry.get("text", ""))} — {state}{reason}</div>')
     if header.get("error"):
-        parts.append(f'<div style="color:#7f1d1d">{_e(header["error"])}</div>')
+        parts.append(f'<div style="{_ERROR}">{_e(header["error"])}</div>')
     line = footer_line(header, footer)
     if line:
         parts.append(f'<div style="{_MUTED};font-size:0.9em">{_e(line)}</div>')

@@ -7,10 +7,10 @@ from typing import Any
 AA = 4.5
 """WCAG 2 level AA for normal text."""
 
-# For each visible, enabled text node under `.anb`: its colour (with the opacity of its ancestors) composed over the
+# For each visible, enabled text node under the selector's elements: its colour (with the opacity of its ancestors)
 # stack of backgrounds behind it, and the contrast ratio of the two. Handles rgb()/rgba() and the color(srgb ...)
 # form that Chromium reports for color-mix().
-MEASURE = """() => {
+MEASURE = """(selector) => {
   const parse = (c) => {
     let m = c.match(/^rgba?\\(([^)]+)\\)$/);
     if (m) {
@@ -42,7 +42,7 @@ MEASURE = """() => {
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
   };
   const out = [];
-  for (const root of document.querySelectorAll(".anb")) {
+  for (const root of document.querySelectorAll(selector)) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       const text = n.textContent.trim();
@@ -64,9 +64,9 @@ MEASURE = """() => {
 }"""
 
 
-def measure(page: Any) -> list[dict[str, Any]]:
-    """Every visible text of the run views with its contrast ratio."""
-    found: list[dict[str, Any]] = page.evaluate(MEASURE)
+def measure(page: Any, selector: str = ".anb") -> list[dict[str, Any]]:
+    """Every visible text under ``selector`` (the live run views by default) with its contrast ratio."""
+    found: list[dict[str, Any]] = page.evaluate(MEASURE, selector)
     return found
 
 
