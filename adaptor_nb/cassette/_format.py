@@ -4,7 +4,8 @@ Line one is the header. Then, per recorded run, one ``run`` line (its key: cell,
 prompt's and the options' SHA-256, a short preview of the prompt, and the processes it started), each followed
 by the frames of the processes that run started: ``{"p": "p1", "out": {...}}`` for a JSON line the CLI printed
 (``out_text`` for a line that is not JSON), ``in`` / ``in_text`` for what the driver wrote, ``err`` for stderr,
-``eof`` when the driver closed stdin and ``exit`` with the exit code.
+``msg`` where the host sent a supplemental message (its text; the driver writes it as an ``in`` later), ``eof``
+when the driver closed stdin and ``exit`` with the exit code.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def frame_line(pid: str, frame: dict[str, Any]) -> dict[str, Any]:
             line[f"{kind}_text"] = text
         if frame.get("nl") is False:
             line["nl"] = False
-    elif kind == "err":
-        line["err"] = str(frame.get("b", ""))
+    elif kind in ("err", "msg"):
+        line[kind] = str(frame.get("b", ""))
     elif kind == "eof":
         line["eof"] = True
     elif kind == "exit":
@@ -97,8 +98,9 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
         if line.get("nl") is False:
             frame["nl"] = False
         return frame
-    if "err" in line:
-        return {"k": "err", "b": str(line["err"])}
+    for kind in ("err", "msg"):
+        if kind in line:
+            return {"k": kind, "b": str(line[kind])}
     if "eof" in line:
         return {"k": "eof"}
     return {"k": "exit", "rc": int(line.get("exit", 0))}

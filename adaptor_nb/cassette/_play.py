@@ -1,20 +1,26 @@
-"""Stand in for a CLI by playing its recorded frames back: ``python _play.py FRAMES`` (standard library only).
+"""Stand in for a CLI by playing its recorded frames back: ``python _play.py FRAMES [FIFO]`` (standard library only).
 
-FRAMES holds the frame log of one recorded process (``{"k": "in"|"out"|"err"|"eof"|"exit", "b": text}`` per
-line). Recorded output is written in order; at each recorded input the player waits for the driver's next stdin
-line. Identifiers the driver makes up afresh each run (request ids, message uuids) are learnt by comparing that
-line with the recorded one, and put into the output that follows, so the driver sees answers to its own
-requests. After the last frame it waits for stdin to close and exits with the recorded exit code (0 if none).
+FRAMES holds the frame log of one recorded process (``{"k": "in"|"out"|"err"|"msg"|"eof"|"exit", "b": text}``
+per line). Recorded output is written in order; at each recorded input the player waits for the driver's next
+stdin line, and at each ``msg`` frame (where the host sent a supplemental message) for the host's signal on FIFO
+(``+`` to go on; ``!`` and a reason to stop: the player prints the reason and exits with status 3).
+Identifiers the driver makes up afresh each run (request ids, message uuids) are learnt by comparing that line
+with the recorded one, and put into the output that follows, so the driver sees answers to its own requests.
+After the last frame it waits for stdin to close and exits with the recorded exit code (0 if none).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
+MISMATCH = 3
+MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again before the replay gives up
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
 
 
@@ -65,7 +71,41 @@ def _out_line(text: str, ids: dict[str, Any]) -> str:
     return json.dumps(remap(obj, ids), ensure_ascii=False, separators=(",", ":"))
 
 
-def play(frames: list[dict[str, Any]]) -> int:
+class Messages:
+    """The host's signals on the FIFO, read by a thread: each ``+`` lets one ``msg`` frame pass; ``!`` ends it all."""
+
+    def __init__(self, path: str) -> None:
+        self._passes = threading.Semaphore(0)
+        self._fh = open(path, "rb", buffering=0)  # noqa: SIM115 - read for the life of the process
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        pending = b""
+        while True:
+            chunk = self._fh.read(4096)
+            if not chunk:
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                if line.startswith(b"!"):
+                    _stop(str(json.loads(line[1:].decode("ascii"))))
+                self._passes.release()
+
+    def wait(self, text: str) -> None:
+        if not self._passes.acquire(timeout=MESSAGE_WAIT):
+            _stop(f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s")
+
+
+def _stop(why: str) -> None:
+    """End the replay at once with ``why`` on stderr (the driver reports it as the CLI's last words)."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"adaptor_nb cassette: {why}; record the run again (--mode once or rewrite)\n")
+        sys.stderr.flush()
+    os._exit(MISMATCH)
+
+
+def play(frames: list[dict[str, Any]], messages: Messages | None = None) -> int:
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
     ids: dict[str, Any] = {}
@@ -81,7 +121,10 @@ def play(frames: list[dict[str, Any]]) -> int:
             continue
         if pending and not _flush(stdout, pending):
             return 0
-        if kind == "err":
+        if kind == "msg":
+            if messages is not None:
+                messages.wait(text)
+        elif kind == "err":
             sys.stderr.buffer.write(text.encode("utf-8", "surrogateescape"))
             sys.stderr.buffer.flush()
         elif kind == "in" and not closed:
@@ -127,12 +170,12 @@ def _exit(rc: int) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        sys.stderr.write("usage: _play.py FRAMES\n")
+    if len(argv) not in (2, 3):
+        sys.stderr.write("usage: _play.py FRAMES [FIFO]\n")
         return 2
     with open(argv[1], encoding="utf-8") as fh:
         frames = [json.loads(line) for line in fh if line.strip()]
-    return play(frames)
+    return play(frames, Messages(argv[2]) if len(argv) == 3 else None)
 
 
 if __name__ == "__main__":
