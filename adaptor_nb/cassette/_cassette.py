@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._enums import MessageState
 from .._errors import ConfigError
 from ..driver import _tap
 from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
@@ -62,6 +63,7 @@ class _Run:
     spawned: int = 0
     live: Path | Signals | None = None  # the process this run started: its tee log, or its player's signals
     mismatch: str = ""  # why a message sent under replay does not match the recording
+    early: list[str] = field(default_factory=list)  # messages sent before the run's process started
 
 
 _CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("adaptor_nb_cassette_run", default=None)
@@ -226,6 +228,9 @@ class Cassette:
         watch = queue is not None and hasattr(queue, "on_admitted")
         if watch:
             setattr(queue, "on_admitted", lambda _id, text: self._admitted(run, text))  # noqa: B010 - not in the SPI
+            for queued in getattr(queue, "outcomes", list)():  # sent before the run reached the driver
+                if queued.state is MessageState.ACCEPTED:
+                    self._admitted(run, queued.text)
         try:
             outcome = await driver.run(invocation, ctx)
         except Exception as exc:
@@ -250,11 +255,18 @@ class Cassette:
         if target is None and run.key.thread:
             target = self._live.get((run.key.driver, run.key.thread))  # a Thread's process kept from a run before
         if target is None:
-            return  # sent before the run's process started: the driver takes it from the start, nothing to pace
-        if isinstance(target, Path):
+            run.early.append(text)  # sent before the run's process started: noted there when it starts
+        elif isinstance(target, Path):
             note(target, text)
         elif not run.mismatch:
             run.mismatch = target.admit(text)
+
+    def _started(self, run: _Run, target: Path | Signals) -> None:
+        """The run's process starts: it becomes the one messages are noted in, from the messages sent already."""
+        run.live = self._live[(run.key.driver, run.key.thread)] = target
+        early, run.early = run.early, []
+        for text in early:
+            self._admitted(run, text)
 
     def _mismatch(self, run: _Run) -> CassetteError:
         return CassetteError(
@@ -299,7 +311,7 @@ class Cassette:
                 fh.writelines(json.dumps(frame, ensure_ascii=False) + "\n" for frame in restored)
             signals = Signals(path.with_suffix(".fifo"), restored)
             self._signals.append(signals)
-            run.live = self._live[(run.key.driver, run.key.thread)] = signals
+            self._started(run, signals)
             return [sys.executable, PLAY, str(path), str(signals.path)]
         assert run.record is not None
         frames_list: list[dict[str, Any]] = []
@@ -308,7 +320,7 @@ class Cassette:
         log.touch()
         secrets = secret_values(env, run.secrets)
         self._processes[id(frames_list)] = _Process(log, secrets, path_pairs(where, home, env))
-        run.live = self._live[(run.key.driver, run.key.thread)] = log
+        self._started(run, log)
         return [sys.executable, TEE, str(log), "--", *argv]
 
     # -- writing -------------------------------------------------------------------------------------------
