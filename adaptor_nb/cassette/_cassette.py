@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._enums import MessageState
 from .._errors import ConfigError
 from ..driver import _tap
-from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
+from ._format import Recording, RunKey, digest, dump, load, play_file, preview, write_atomic
 from ._messages import Signals, note
 from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
 
@@ -111,6 +111,7 @@ class Cassette:
         self.mode: Mode = check_mode(mode)
         self.recordings: list[Recording] = [] if self.mode == "rewrite" else load(self.path)
         self._stale: set[tuple[str, str, str, int]] = set()
+        self._index: dict[tuple[str, str, str, int], Recording] = {}
         self._turns: Counter[tuple[str, str]] = Counter()
         self._cell = ("", 0)  # the last cell execution that ran an agent, and how many such cells came before
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
@@ -187,10 +188,11 @@ class Cassette:
         return f"agent cell {self._cell[1]}"
 
     def _find(self, key: RunKey) -> Recording | None:
-        for rec in self.recordings:
-            if rec.key.place == key.place:
-                return rec
-        return None
+        if len(self._index) != len(self.recordings):
+            self._index = {}
+            for rec in self.recordings:
+                self._index.setdefault(rec.key.place, rec)  # the first one for a place, as the file has them
+        return self._index.get(key.place)
 
     def _plan(self, key: RunKey) -> _Run:
         found = self._find(key) if self.mode != "rewrite" else None
@@ -280,6 +282,7 @@ class Cassette:
         """Put a new recording in place of the old one for its place, and mark later turns of its thread stale."""
         place = rec.key.place
         self.recordings = [r for r in self.recordings if r.key.place != place] + [rec]
+        self._index = {}
         for other in self.recordings:
             k = other.key
             if (k.driver, k.thread) == (rec.key.driver, rec.key.thread) and k.turn > rec.key.turn and k.thread:
@@ -305,14 +308,14 @@ class Cassette:
                     option="cassette",
                 )
             frames = run.replay.processes[index]
-            path = self._scratch() / f"play-{id(frames)}-{index}.jsonl"
-            restored = [{**f, "b": restore(str(f["b"]), where, home, env)} if "b" in f else f for f in frames]
-            with path.open("w", encoding="utf-8") as fh:
-                fh.writelines(json.dumps(frame, ensure_ascii=False) + "\n" for frame in restored)
+            path = self._scratch() / f"play-{id(frames)}-{index}.frames"
+            restored = [{**f, "b": restore(f["b"], where, home, env)} if "<" in f.get("b", "") else f for f in frames]
+            path.write_bytes(play_file(restored))
             signals = Signals(path.with_suffix(".fifo"), restored)
             self._signals.append(signals)
             self._started(run, signals)
-            return [sys.executable, PLAY, str(path), str(signals.path)]
+            # -I -S: the player needs only the standard library, and starts a few ms sooner without site
+            return [sys.executable, "-I", "-S", PLAY, str(path), str(signals.path)]
         assert run.record is not None
         frames_list: list[dict[str, Any]] = []
         run.record.processes.append(frames_list)

@@ -106,6 +106,19 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
     return {"k": "exit", "rc": int(line.get("exit", 0))}
 
 
+def play_file(frames: list[dict[str, Any]]) -> bytes:
+    """The frames of one process as the player reads them: per frame a header line ``KIND ARG LENGTH`` and
+    LENGTH bytes of its text (ARG is the exit code for ``exit``, 0 for output without a final newline, else 1)."""
+    out: list[bytes] = []
+    for frame in frames:
+        kind = str(frame["k"])
+        data = str(frame.get("b", "")).encode("utf-8", "surrogateescape")
+        arg = int(frame.get("rc", 0)) if kind == "exit" else (0 if frame.get("nl") is False else 1)
+        out.append(b"%s %d %d\n" % (kind.encode("ascii"), arg, len(data)))
+        out.append(data)
+    return b"".join(out)
+
+
 def dump(recordings: list[Recording]) -> str:
     """The cassette text for ``recordings`` (processes renumbered p1, p2, ... in file order)."""
     out = [json.dumps({"cassette": FORMAT, "version": VERSION})]
