@@ -21,7 +21,7 @@ from ._format import preview
 def note(log: Path, text: str) -> None:
     """Append the host's message ``text`` to the tee frame log ``log`` (the tee appends there too, line by line)."""
     line = json.dumps({"k": "msg", "b": text}, ensure_ascii=True) + "\n"
-    with log.open("ab") as fh:
+    with contextlib.suppress(OSError), log.open("ab") as fh:  # a log already gone: nothing left to record into
         fh.write(line.encode("ascii"))
 
 
