@@ -112,6 +112,7 @@ class MessageQueue:
         self.starting_id = ""
         self.limit_reached = False
         self.on_delivered: Callable[[ClaimedMessage, str, str], None] | None = None
+        self.on_admitted: Callable[[str, str], None] | None = None  # (id, text) once queued: the cassette paces replay
         # System wrap-up guidance, due once the turn limit approaches: it rides on the next continuation batch.
         self.wrap_up = ""
         self._wrap_up_on = ""
@@ -224,6 +225,8 @@ class MessageQueue:
         self._entries.append(e)
         self._by_id[msg_id] = e
         self._emit(e)
+        if self.on_admitted is not None:
+            self.on_admitted(msg_id, text)
         self._changed.set()
         return msg_id
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._enums import MessageState
 from .._errors import ConfigError
 from ..driver import _tap
-from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
+from ._format import Recording, RunKey, digest, dump, load, play_file, preview, write_atomic
+from ._messages import Signals, note
 from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
 
 if TYPE_CHECKING:
@@ -59,6 +61,9 @@ class _Run:
     record: Recording | None
     secrets: set[str] = field(default_factory=set)
     spawned: int = 0
+    live: Path | Signals | None = None  # the process this run started: its tee log, or its player's signals
+    mismatch: str = ""  # why a message sent under replay does not match the recording
+    early: list[str] = field(default_factory=list)  # messages sent before the run's process started
 
 
 _CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("adaptor_nb_cassette_run", default=None)
@@ -106,9 +111,12 @@ class Cassette:
         self.mode: Mode = check_mode(mode)
         self.recordings: list[Recording] = [] if self.mode == "rewrite" else load(self.path)
         self._stale: set[tuple[str, str, str, int]] = set()
+        self._index: dict[tuple[str, str, str, int], Recording] = {}
         self._turns: Counter[tuple[str, str]] = Counter()
         self._cell = ("", 0)  # the last cell execution that ran an agent, and how many such cells came before
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
+        self._live: dict[tuple[str, str], Path | Signals] = {}  # (driver, thread) -> its latest process
+        self._signals: list[Signals] = []
         self._tmp: str | None = None
         self._dirty = False
         self.replayed = 0
@@ -127,6 +135,10 @@ class Cassette:
         """Stop recording/replaying, write what was recorded and remove the temporary frame logs."""
         _tap.uninstall(self)
         self.save()
+        for signals in self._signals:
+            signals.close()
+        self._signals.clear()
+        self._live.clear()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -176,10 +188,11 @@ class Cassette:
         return f"agent cell {self._cell[1]}"
 
     def _find(self, key: RunKey) -> Recording | None:
-        for rec in self.recordings:
-            if rec.key.place == key.place:
-                return rec
-        return None
+        if len(self._index) != len(self.recordings):
+            self._index = {}
+            for rec in self.recordings:
+                self._index.setdefault(rec.key.place, rec)  # the first one for a place, as the file has them
+        return self._index.get(key.place)
 
     def _plan(self, key: RunKey) -> _Run:
         found = self._find(key) if self.mode != "rewrite" else None
@@ -213,19 +226,63 @@ class Cassette:
         config = getattr(driver, "config", None)
         run.secrets = {v for v in (getattr(config, "secret_env", None) or {}).values() if isinstance(v, str)}
         token = _CURRENT.set(run)
+        queue = ctx.messages
+        watch = queue is not None and hasattr(queue, "on_admitted")
+        if watch:
+            setattr(queue, "on_admitted", lambda _id, text: self._admitted(run, text))  # noqa: B010 - not in the SPI
+            for queued in getattr(queue, "outcomes", list)():  # sent before the run reached the driver
+                if queued.state is MessageState.ACCEPTED:
+                    self._admitted(run, queued.text)
         try:
-            return await driver.run(invocation, ctx)
+            outcome = await driver.run(invocation, ctx)
+        except Exception as exc:
+            if run.mismatch:
+                raise self._mismatch(run) from exc
+            raise
         finally:
             _CURRENT.reset(token)
+            if watch:
+                setattr(queue, "on_admitted", None)  # noqa: B010
             if run.record is not None:
                 self._keep(run.record)
             else:
                 self.replayed += 1
+        if run.mismatch:
+            raise self._mismatch(run)
+        return outcome
+
+    def _admitted(self, run: _Run, text: str) -> None:
+        """The host sent a message in ``run``: note it in the recording, or check it against the one replayed."""
+        target = run.live
+        if target is None and run.key.thread:
+            target = self._live.get((run.key.driver, run.key.thread))  # a Thread's process kept from a run before
+        if target is None:
+            run.early.append(text)  # sent before the run's process started: noted there when it starts
+        elif isinstance(target, Path):
+            note(target, text)
+        elif not run.mismatch:
+            run.mismatch = target.admit(text)
+
+    def _started(self, run: _Run, target: Path | Signals) -> None:
+        """The run's process starts: it becomes the one messages are noted in, from the messages sent already."""
+        run.live = self._live[(run.key.driver, run.key.thread)] = target
+        early, run.early = run.early, []
+        for text in early:
+            self._admitted(run, text)
+
+    def _mismatch(self, run: _Run) -> CassetteError:
+        return CassetteError(
+            f"{self.path}: {run.key.where()}: {run.mismatch}. Record it again with %agent record {self.path} "
+            f"--mode rewrite (or {MODE_ENV}=rewrite)",
+            option="cassette",
+            details={"cassette": str(self.path)},
+        )
 
     def _keep(self, rec: Recording) -> None:
         """Put a new recording in place of the old one for its place, and mark later turns of its thread stale."""
         place = rec.key.place
         self.recordings = [r for r in self.recordings if r.key.place != place] + [rec]
+        self._index = {}
         for other in self.recordings:
             k = other.key
             if (k.driver, k.thread) == (rec.key.driver, rec.key.thread) and k.turn > rec.key.turn and k.thread:
@@ -251,13 +308,14 @@ class Cassette:
                     option="cassette",
                 )
             frames = run.replay.processes[index]
-            path = self._scratch() / f"play-{id(frames)}-{index}.jsonl"
-            with path.open("w", encoding="utf-8") as fh:
-                for frame in frames:
-                    if "b" in frame:
-                        frame = {**frame, "b": restore(str(frame["b"]), where, home, env)}
-                    fh.write(json.dumps(frame, ensure_ascii=False) + "\n")
-            return [sys.executable, PLAY, str(path)]
+            path = self._scratch() / f"play-{id(frames)}-{index}.frames"
+            restored = [{**f, "b": restore(f["b"], where, home, env)} if "<" in f.get("b", "") else f for f in frames]
+            path.write_bytes(play_file(restored))
+            signals = Signals(path.with_suffix(".fifo"), restored)
+            self._signals.append(signals)
+            self._started(run, signals)
+            # -I -S: the player needs only the standard library, and starts a few ms sooner without site
+            return [sys.executable, "-I", "-S", PLAY, str(path), str(signals.path)]
         assert run.record is not None
         frames_list: list[dict[str, Any]] = []
         run.record.processes.append(frames_list)
@@ -265,6 +323,7 @@ class Cassette:
         log.touch()
         secrets = secret_values(env, run.secrets)
         self._processes[id(frames_list)] = _Process(log, secrets, path_pairs(where, home, env))
+        self._started(run, log)
         return [sys.executable, TEE, str(log), "--", *argv]
 
     # -- writing -------------------------------------------------------------------------------------------

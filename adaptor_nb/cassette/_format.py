@@ -4,7 +4,8 @@ Line one is the header. Then, per recorded run, one ``run`` line (its key: cell,
 prompt's and the options' SHA-256, a short preview of the prompt, and the processes it started), each followed
 by the frames of the processes that run started: ``{"p": "p1", "out": {...}}`` for a JSON line the CLI printed
 (``out_text`` for a line that is not JSON), ``in`` / ``in_text`` for what the driver wrote, ``err`` for stderr,
-``eof`` when the driver closed stdin and ``exit`` with the exit code.
+``msg`` where the host sent a supplemental message (its text; the driver writes it as an ``in`` later), ``eof``
+when the driver closed stdin and ``exit`` with the exit code.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def frame_line(pid: str, frame: dict[str, Any]) -> dict[str, Any]:
             line[f"{kind}_text"] = text
         if frame.get("nl") is False:
             line["nl"] = False
-    elif kind == "err":
-        line["err"] = str(frame.get("b", ""))
+    elif kind in ("err", "msg"):
+        line[kind] = str(frame.get("b", ""))
     elif kind == "eof":
         line["eof"] = True
     elif kind == "exit":
@@ -97,11 +98,25 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
         if line.get("nl") is False:
             frame["nl"] = False
         return frame
-    if "err" in line:
-        return {"k": "err", "b": str(line["err"])}
+    for kind in ("err", "msg"):
+        if kind in line:
+            return {"k": kind, "b": str(line[kind])}
     if "eof" in line:
         return {"k": "eof"}
     return {"k": "exit", "rc": int(line.get("exit", 0))}
+
+
+def play_file(frames: list[dict[str, Any]]) -> bytes:
+    """The frames of one process as the player reads them: per frame a header line ``KIND ARG LENGTH`` and
+    LENGTH bytes of its text (ARG is the exit code for ``exit``, 0 for output without a final newline, else 1)."""
+    out: list[bytes] = []
+    for frame in frames:
+        kind = str(frame["k"])
+        data = str(frame.get("b", "")).encode("utf-8", "surrogateescape")
+        arg = int(frame.get("rc", 0)) if kind == "exit" else (0 if frame.get("nl") is False else 1)
+        out.append(b"%s %d %d\n" % (kind.encode("ascii"), arg, len(data)))
+        out.append(data)
+    return b"".join(out)
 
 
 def dump(recordings: list[Recording]) -> str:

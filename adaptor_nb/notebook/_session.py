@@ -12,6 +12,7 @@ from typing import Any
 
 from ._args import CellOptions, UseOptions
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
+from ._notebook_file import vscode_store
 from ._tools import ToolsError, agent_with_tools
 from ._worktrees import notebook_manager, result_workspace, worktree_call
 
@@ -126,13 +127,13 @@ class NotebookSession:
 
     def store(self) -> Any:
         """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
-        if self._store is None and self.kept is None and headless_fresh_store():
+        if self._store is None and self.kept is None and headless_fresh_store() and vscode_store() is None:
             from ..threadstore import MemoryStore
 
             self._store = MemoryStore()
             self.store_note = f"in memory, fresh for this headless run (set ${STORE_ENV} to keep threads)"
         if self._store is None:
-            path = self.kept or store_path()
+            path = self.kept or vscode_store() or store_path()
             try:
                 from ..threadstore._sqlite import SQLiteStore
 
@@ -171,9 +172,9 @@ class NotebookSession:
             # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
             from ..drivers.reference import Config, Driver
 
-            if self.kept is None and headless_fresh_store():
+            if self.kept is None and headless_fresh_store() and vscode_store() is None:
                 return Driver()
-            store = self.kept or store_path()
+            store = self.kept or vscode_store() or store_path()
             state = reference_state(store)
             try:
                 prepare_folder(store)

@@ -9,7 +9,7 @@ import pytest
 
 from adaptor_nb import cassette
 from adaptor_nb.cassette import _play, _scrub
-from adaptor_nb.cassette._format import Recording, RunKey, dump, load
+from adaptor_nb.cassette._format import Recording, RunKey, dump, load, play_file
 from adaptor_nb.notebook._args import OptionError
 from adaptor_nb.notebook._record import record_command
 
@@ -46,15 +46,47 @@ def test_scrubbing_replaces_secrets_paths_and_ids_consistently(tmp_path: Path) -
 
 
 def test_the_player_answers_with_the_ids_the_driver_sent_now() -> None:
-    ids: dict[str, object] = {}
+    ids = _play.Ids()
     _play.learn(
         {"type": "control_request", "request_id": "req_1_old"},
         {"type": "control_request", "request_id": "req_1_new"},
         ids,
     )
     _play.learn({"id": 7, "method": "turn/start"}, {"id": 7, "method": "turn/start"}, ids)
-    out = json.loads(_play._out_line(json.dumps({"response": {"request_id": "req_1_old", "text": "req_1_old"}}), ids))
+    line = json.dumps({"response": {"request_id": "req_1_old", "text": "req_1_old"}}).encode()
+    out = json.loads(_play._out_line(line, ids))
     assert out == {"response": {"request_id": "req_1_new", "text": "req_1_old"}}  # only id fields change
+
+
+def test_the_player_finds_placeholder_ids_among_many() -> None:
+    ids = _play.Ids()
+    old = [f"{_scrub.PLACEHOLDER_PREFIX}{n:012d}" for n in range(1, 101)]
+    for n, value in enumerate(old):
+        _play.learn({"type": "user", "uuid": value}, {"type": "user", "uuid": f"fresh-{n}"}, ids)
+    echo = json.dumps({"type": "user", "uuid": old[57], "session_id": f"{_scrub.PLACEHOLDER_PREFIX}{999:012d}"})
+    assert json.loads(_play._out_line(echo.encode(), ids))["uuid"] == "fresh-57"
+    other = json.dumps({"type": "stream_event", "uuid": f"{_scrub.PLACEHOLDER_PREFIX}{500:012d}"}).encode()
+    assert _play._out_line(other, ids) is other  # no recorded id in it: passed on as it is, unparsed
+
+
+def test_the_play_file_holds_each_frame_as_it_was() -> None:
+    frames = [
+        {"k": "in", "b": '{"a":"\\n"}'},
+        {"k": "out", "b": "partial", "nl": False},
+        {"k": "err", "b": "two\nlines \udcff"},
+        {"k": "msg", "b": "a message\nwith lines"},
+        {"k": "eof"},
+        {"k": "exit", "rc": -15},
+    ]
+    back = _play.read_frames(play_file(frames))
+    assert back == [
+        ("in", 1, b'{"a":"\\n"}'),
+        ("out", 0, b"partial"),
+        ("err", 1, "two\nlines \udcff".encode("utf-8", "surrogateescape")),
+        ("msg", 1, b"a message\nwith lines"),
+        ("eof", 1, b""),
+        ("exit", -15, b""),
+    ]
 
 
 def test_the_file_format_round_trips(tmp_path: Path) -> None:
