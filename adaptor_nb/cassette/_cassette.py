@@ -112,6 +112,7 @@ class Cassette:
         self.recordings: list[Recording] = [] if self.mode == "rewrite" else load(self.path)
         self._stale: set[tuple[str, str, str, int]] = set()
         self._index: dict[tuple[str, str, str, int], Recording] = {}
+        self._claimed: set[tuple[str, str, str, int]] = set()  # direct-send recordings already replayed
         self._turns: Counter[tuple[str, str]] = Counter()
         self._cell = ("", 0)  # the last cell execution that ran an agent, and how many such cells came before
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
@@ -194,7 +195,22 @@ class Cassette:
                 self._index.setdefault(rec.key.place, rec)  # the first one for a place, as the file has them
         return self._index.get(key.place)
 
+    def _direct(self, key: RunKey) -> Recording | None:
+        """For a direct send (no thread): an unreplayed recording of the same cell and driver that asked the same,
+        whatever its place. Concurrent sends (``map_rows``) reach the cassette in no fixed order, and nothing
+        carries over between direct sends, so what they ask identifies them."""
+        for rec in self.recordings:
+            k = rec.key
+            if k.thread or k.place in self._claimed or (k.cell, k.driver) != (key.cell, key.driver):
+                continue
+            if (k.prompt, k.options) == (key.prompt, key.options):
+                return rec
+        return None
+
     def _plan(self, key: RunKey) -> _Run:
+        if self.mode != "rewrite" and not key.thread and (direct := self._direct(key)) is not None:
+            self._claimed.add(direct.key.place)
+            return _Run(key, replay=direct, record=None)
         found = self._find(key) if self.mode != "rewrite" else None
         same = found is not None and (found.key.prompt, found.key.options) == (key.prompt, key.options)
         if same and key.place not in self._stale:
