@@ -94,32 +94,33 @@ async def test_rejections_validation_errors_and_crashes_reach_the_model_sanitize
 
 
 async def test_two_parallel_calls_in_one_model_step(agent_factory, fake: FakeAnthropicServer) -> None:
-    started: list[str] = []
+    arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
 
-    async def slow_echo(text: str) -> str:
-        started.append(text)
-        await asyncio.sleep(0)
-        return f"echo {text}"
+    async def meet(side: str) -> str:
+        """Arrive, then wait for the other call: it returns only if both calls run at the same time."""
+        arrived[side].set()
+        await asyncio.wait_for(arrived["b" if side == "a" else "a"].wait(), 20.0)
+        return f"met {side}"
 
     fake.enqueue(
         Reply(
             blocks=(
-                ToolUseBlock("mcp__pytools__slow_echo", {"text": "a"}, id="toolu_a"),
-                ToolUseBlock("mcp__pytools__slow_echo", {"text": "b"}, id="toolu_b"),
+                ToolUseBlock("mcp__pytools__meet", {"side": "a"}, id="toolu_a"),
+                ToolUseBlock("mcp__pytools__meet", {"side": "b"}, id="toolu_b"),
             )
         ),
         Reply.text("both done"),
     )
-    agent = agent_factory(tools=[slow_echo])
+    agent = agent_factory(tools=[meet])
     events, result, err = await drain(agent.send("go"))
     assert err is None and result is not None and result.text == "both done"
-    assert sorted(started) == ["a", "b"]
-    assert sorted((r.id, r.name, r.details["host_tool"]) for r in of(events, ToolResult)) == [
-        ("toolu_a", "slow_echo", True),
-        ("toolu_b", "slow_echo", True),
+    assert len(fake.message_requests) == 2  # one model step asked for both; the next request carries both results
+    assert sorted((r.id, r.name, r.is_error, r.details["host_tool"]) for r in of(events, ToolResult)) == [
+        ("toolu_a", "meet", False, True),
+        ("toolu_b", "meet", False, True),
     ]
-    sent = {r["tool_use_id"]: json.dumps(r["content"]) for r in fake.message_requests[1].tool_results}
-    assert "echo a" in sent["toolu_a"] and "echo b" in sent["toolu_b"]
+    sent = {r["tool_use_id"]: text_of(r) for r in fake.message_requests[1].tool_results}
+    assert sent == {"toolu_a": "met a", "toolu_b": "met b"}
 
 
 async def test_a_tool_that_requires_approval_goes_through_the_permission_flow(
