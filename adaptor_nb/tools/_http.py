@@ -3,8 +3,9 @@
 The official ``mcp`` package speaks the protocol; uvicorn serves it on the Agent's own event loop (so async tools
 run on that loop). Every request must carry ``Authorization: Bearer <token>`` (401 otherwise) and a loopback Host
 header. Paths are ``/mcp/<route>``: the route names the Thread whose CLI is calling, so a call can reach that run.
-Requests are answered with plain JSON, except a ``tools/call`` that carries a progress token: that one gets an SSE
-stream, so keep-alive progress notifications (``_keepalive``) can precede the result.
+Requests are answered with plain JSON, except a ``tools/call`` that carries a progress token: that one is served on
+an SSE stream, so keep-alive progress notifications (``_keepalive``) can precede the result, and is still answered
+as plain JSON when its result comes before the first keep-alive (``_deferred``).
 This module imports ``mcp`` and is itself imported only when an Agent declares tools.
 """
 
@@ -25,6 +26,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from ._deferred import JsonUnlessStreamed
 from ._invoke import CallOutcome
 from ._keepalive import INTERVAL, progress_token, wants_progress, while_running
 
@@ -109,7 +111,7 @@ class ToolServer:
         if scope.get("method") == "POST":
             body = await _body(receive)
             if wants_progress(body):
-                manager = self._streaming
+                manager, send = self._streaming, JsonUnlessStreamed(send)
             receive = _replay(body, receive)
         reset = _ROUTE.set(parts[1])
         try:
@@ -121,7 +123,9 @@ class ToolServer:
         return f"http://127.0.0.1:{self.port}/mcp/{route}"
 
     async def start(self) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it a
+        # response written as headers then body waits ~40 ms for the client's delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -139,7 +143,7 @@ class ToolServer:
             security_settings=TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=[]),
         )
         config = uvicorn.Config(
-            self._asgi, log_level="error", lifespan="off", access_log=False, ws="none", interface="asgi3"
+            self._asgi, log_level="error", lifespan="off", access_log=False, ws="none", interface="asgi3", http="h11"
         )
         self._server = _Quiet(config)
         started = asyncio.Event()
