@@ -197,3 +197,40 @@ async def test_cancelling_while_running_cancels_the_work() -> None:
     except asyncio.CancelledError:
         pass
     assert cancelled == [True]
+
+
+async def test_json_unless_streamed_converts_only_a_stream_whose_first_event_is_the_response() -> None:
+    from adaptor_nb.tools._deferred import JsonUnlessStreamed
+
+    sse_start = {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+    result = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    note = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}'
+
+    async def run(*messages: dict[str, Any]) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: Any) -> None:
+            sent.append(dict(message))
+
+        wrapper = JsonUnlessStreamed(send)
+        for m in messages:
+            await wrapper(m)
+        return sent
+
+    def body(data: bytes, more: bool = True) -> dict[str, Any]:
+        return {"type": "http.response.body", "body": data, "more_body": more}
+
+    # the result first, split over two chunks: one JSON answer, the rest of the stream dropped
+    out = await run(
+        sse_start, body(b"event: message\r\ndata: " + result[:10]), body(result[10:] + b"\r\n\r\n"), body(b"", False)
+    )
+    assert [m["type"] for m in out] == ["http.response.start", "http.response.body"]
+    assert dict(out[0]["headers"])[b"content-type"] == b"application/json" and out[1]["body"] == result
+    # a notification first: the stream goes out as it is
+    frame = b"event: message\r\ndata: " + note + b"\r\n\r\n"
+    out = await run(sse_start, body(frame), body(b"data: " + result + b"\r\n\r\n"), body(b"", False))
+    assert out[0] == sse_start
+    assert b"".join(m.get("body", b"") for m in out[1:]) == frame + b"data: " + result + b"\r\n\r\n"
+    # not a stream at all: untouched
+    plain = {"type": "http.response.start", "status": 202, "headers": [(b"content-type", b"application/json")]}
+    assert await run(plain, body(b"{}", False)) == [plain, body(b"{}", False)]
