@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -167,7 +168,9 @@ def report(name: str, data: dict[str, list[float]]) -> None:
     print(f"{name}: round trip, median of {len(data['hosted'])} warm rounds")
     print(f"  hosted Python tool (loopback HTTP MCP): {hosted * 1000:8.1f} ms")
     print(f"  stdio MCP server process (baseline):    {stdio * 1000:8.1f} ms")
+    gap = statistics.median(h - s for h, s in zip(data["hosted"], data["stdio"], strict=True))
     print(f"  ratio {ratio:.2f}x (target <= 1.0x): {'met' if ratio <= 1.0 else 'NOT met'}")
+    print(f"  median per-round difference {gap * 1000:+.1f} ms; load average {os.getloadavg()[0]:.2f}")
 
 
 async def main() -> None:

@@ -50,15 +50,18 @@ class ToolCallSpec:
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted model response: optional reasoning, then answer text and/or a tool call, or an HTTP error.
+    """One scripted model response: optional reasoning, then answer text and/or tool calls, or an HTTP error.
 
-    ``hold`` (a ``threading.Event``) pauses the stream after ``response.created`` until it is set; ``complete=False``
-    ends the body without ``response.completed``; ``usage`` is (input, output, cached input) tokens.
+    ``tool`` is one call; ``tools`` adds more calls to the same response (after ``tool``), as a model asking for
+    parallel calls in one step does (see :meth:`function_calls`). ``hold`` (a ``threading.Event``) pauses the stream
+    after ``response.created`` until it is set; ``complete=False`` ends the body without ``response.completed``;
+    ``usage`` is (input, output, cached input) tokens.
     """
 
     answer: str | None = None
     reasoning: str | None = None
     tool: ToolCallSpec | None = None
+    tools: tuple[ToolCallSpec, ...] = ()
     status: int = 200
     error_message: str = ""
     complete: bool = True
@@ -83,6 +86,20 @@ class Reply:
         """Call a JSON function tool such as ``exec_command`` (``namespace`` for namespaced tools like MCP's)."""
         args = arguments if isinstance(arguments, str) else json.dumps(arguments)
         return cls(tool=ToolCallSpec(name, args, call_id=call_id, namespace=namespace), **kw)
+
+    @classmethod
+    def function_calls(cls, *calls: tuple[str, dict[str, Any] | str], namespace: str = "", **kw: Any) -> Reply:
+        """Several JSON function calls in one response (one model step), each ``(name, arguments)``."""
+        specs = tuple(
+            ToolCallSpec(name, args if isinstance(args, str) else json.dumps(args), namespace=namespace)
+            for name, args in calls
+        )
+        return cls(tools=specs, **kw)
+
+    @property
+    def calls(self) -> tuple[ToolCallSpec, ...]:
+        """Every tool call of the response, in order."""
+        return ((self.tool,) if self.tool is not None else ()) + self.tools
 
     @classmethod
     def exec_command(cls, cmd: str, *, hold: threading.Event | None = None, **params: Any) -> Reply:
@@ -280,8 +297,8 @@ def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iter
         item = {**added, "status": "completed", "content": [full]}
         yield frame("response.output_item.done", output_index=idx, item=item)
         output.append(item)
-    if reply.tool is not None:
-        spec, idx = reply.tool, len(output)
+    for spec in reply.calls:
+        idx = len(output)
         call_id = spec.call_id or next_id("call")
         if spec.custom:
             tid = next_id("ctc")

@@ -18,6 +18,7 @@ from ..driver._hosted import HostedTools
 from ..driver._mcp import secret_var
 from ._define import Tool
 from ._invoke import CallOutcome, call_tool
+from ._keepalive import INTERVAL
 
 if TYPE_CHECKING:
     from ._http import ToolServer
@@ -44,6 +45,8 @@ class ToolHost:
         self._sinks: dict[str, NoticeSink] = {}
         self._calls: dict[str, set[asyncio.Task[CallOutcome]]] = {}
         self.closed = False
+        self.keepalive = INTERVAL
+        """Seconds between progress notifications while a call runs (0: none); read when the server starts."""
 
     @property
     def started(self) -> bool:
@@ -52,6 +55,11 @@ class ToolHost:
     @property
     def port(self) -> int:
         return self._server.port if self._server is not None else 0
+
+    @property
+    def keepalives(self) -> int:
+        """Progress notifications the server has sent during calls so far."""
+        return self._server.keepalives if self._server is not None else 0
 
     @property
     def token(self) -> str:
@@ -72,6 +80,7 @@ class ToolHost:
             from ._listing import mcp_tools
 
             server = ToolServer("adaptor_nb-tools", mcp_tools(self.tools.values()), self._on_call, self._token)
+            server.keepalive = self.keepalive
             await server.start()
             self._server = server
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,32 +95,33 @@ async def test_rejections_validation_errors_and_crashes_reach_the_model_sanitize
 
 
 async def test_two_parallel_calls_in_one_model_step(agent_factory, fake: FakeAnthropicServer) -> None:
-    started: list[str] = []
+    arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
 
-    async def slow_echo(text: str) -> str:
-        started.append(text)
-        await asyncio.sleep(0)
-        return f"echo {text}"
+    async def meet(side: str) -> str:
+        """Arrive, then wait for the other call: it returns only if both calls run at the same time."""
+        arrived[side].set()
+        await asyncio.wait_for(arrived["b" if side == "a" else "a"].wait(), 20.0)
+        return f"met {side}"
 
     fake.enqueue(
         Reply(
             blocks=(
-                ToolUseBlock("mcp__pytools__slow_echo", {"text": "a"}, id="toolu_a"),
-                ToolUseBlock("mcp__pytools__slow_echo", {"text": "b"}, id="toolu_b"),
+                ToolUseBlock("mcp__pytools__meet", {"side": "a"}, id="toolu_a"),
+                ToolUseBlock("mcp__pytools__meet", {"side": "b"}, id="toolu_b"),
             )
         ),
         Reply.text("both done"),
     )
-    agent = agent_factory(tools=[slow_echo])
+    agent = agent_factory(tools=[meet])
     events, result, err = await drain(agent.send("go"))
     assert err is None and result is not None and result.text == "both done"
-    assert sorted(started) == ["a", "b"]
-    assert sorted((r.id, r.name, r.details["host_tool"]) for r in of(events, ToolResult)) == [
-        ("toolu_a", "slow_echo", True),
-        ("toolu_b", "slow_echo", True),
+    assert len(fake.message_requests) == 2  # one model step asked for both; the next request carries both results
+    assert sorted((r.id, r.name, r.is_error, r.details["host_tool"]) for r in of(events, ToolResult)) == [
+        ("toolu_a", "meet", False, True),
+        ("toolu_b", "meet", False, True),
     ]
-    sent = {r["tool_use_id"]: json.dumps(r["content"]) for r in fake.message_requests[1].tool_results}
-    assert "echo a" in sent["toolu_a"] and "echo b" in sent["toolu_b"]
+    sent = {r["tool_use_id"]: text_of(r) for r in fake.message_requests[1].tool_results}
+    assert sent == {"toolu_a": "met a", "toolu_b": "met b"}
 
 
 async def test_a_tool_that_requires_approval_goes_through_the_permission_flow(
@@ -186,6 +188,49 @@ async def test_a_call_longer_than_the_clis_mcp_tool_timeout_still_returns(
     assert not done.is_error
     (sent,) = fake.message_requests[1].tool_results
     assert text_of(sent) == "5"
+
+
+async def log_line(path: Path, text: str) -> None:
+    """Return once a line containing ``text`` is written to ``path`` (followed with ``tail -F``)."""
+    tail = await asyncio.create_subprocess_exec(
+        "tail", "-F", "-n", "+1", str(path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        assert tail.stdout is not None
+        while line := await tail.stdout.readline():
+            if text.encode() in line:
+                return
+        raise AssertionError(f"tail ended before {text!r} appeared in {path}")
+    finally:
+        if tail.returncode is None:
+            tail.kill()
+        await tail.wait()
+
+
+async def test_a_call_silent_past_the_clis_idle_watchdog_still_returns(
+    agent_factory, make_config, fake: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    """Claude Code cuts an MCP call that sent nothing for CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (checked every 30 s); the
+    tool server's progress keep-alives reset that watchdog. The tool returns only once the CLI's debug log shows the
+    watchdog has looked at the running call (its "still running" line), i.e. well past the 1.5 s idle limit."""
+    debug_log = tmp_path / "claude-debug.log"
+
+    async def patient(x: int) -> int:
+        await log_line(debug_log, "still running")  # the watchdog's first look at this call
+        return x + 1
+
+    config = make_config(env={"CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT": "1500"}, extra_args=["--debug-file", str(debug_log)])
+    agent = agent_factory(config, tools=[patient])
+    host = agent._engine.tool_host
+    host.keepalive = 0.5  # well under the shortened idle timeout
+    events, result, err = await drain(agent.send(call("patient", {"x": 41})))
+    assert err is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert not done.is_error, done
+    (sent,) = fake.message_requests[1].tool_results
+    assert text_of(sent) == "42"
+    assert "idle timeout" not in debug_log.read_text(errors="replace")
+    assert host.keepalives >= 3  # more than the idle limit's worth of progress notifications went out
 
 
 async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake: FakeAnthropicServer) -> None:

@@ -30,14 +30,14 @@ def prompt_for(case: ConformanceCase, index: int) -> str:
 
 
 def _host_step(run: ModelRun, request: RecordedRequest) -> Reply:
-    """One host-tool call per model step (the fake answers one call a reply), then the reply if every expected text
-    came back in the tool outputs."""
+    """Every host-tool call of the run in one model step, then the reply if every expected text came back in the
+    tool outputs."""
     items = request.input_items
     last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)
     outputs = [it.get("output") for it in items[last_user + 1 :] if it.get("type") == "function_call_output"]
-    if len(outputs) < len(run.host_calls):
-        name, args = run.host_calls[len(outputs)]
-        return Reply.function_call(name, dict(args), namespace=HOST_TOOL_PREFIX.rstrip("_"))
+    if not outputs:
+        calls = [(name, dict(args)) for name, args in run.host_calls]
+        return Reply.function_calls(*calls, namespace=HOST_TOOL_PREFIX.rstrip("_"))
     seen = json.dumps(outputs)
     missing = [t for t in run.host_expect if t not in seen]
     return Reply.text(run.reply if not missing else f"the tool outputs lack {missing}")

@@ -3,6 +3,7 @@ loopback MCP server (attached with ``-c mcp_servers.pytools...`` and a bearer to
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -141,3 +142,28 @@ async def test_the_notebooks_dataframe_tools_on_the_real_cli(
     assert output_value(fake.model_requests[1].tool_outputs[-1]) == w.TEMP_STATS
     assert output_value(fake.model_requests[2].tool_outputs[-1]) == w.RAINY
     assert [r.name for r in of(events, ToolResult)] == ["describe_column", "run_query"]
+
+
+async def test_two_calls_in_one_model_step_run_at_the_same_time(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    async def meet(side: str) -> dict[str, str]:
+        """Arrive, then wait for the other call: it returns only if both calls run at the same time."""
+        arrived[side].set()
+        await asyncio.wait_for(arrived["b" if side == "a" else "a"].wait(), 20.0)
+        return {"met": side}
+
+    fake.enqueue(
+        Reply.function_calls(("meet", {"side": "a"}), ("meet", {"side": "b"}), namespace="mcp__pytools"),
+        Reply.text("both met"),
+    )
+    async with Agent(make_driver(), workspace=str(workspace), policy=AUTO, tools=[meet]) as agent:
+        events, result, error = await run_all(agent.send("meet twice"))
+    assert error is None and result is not None and result.text == "both met"
+    assert len(fake.model_requests) == 2  # one model step asked for both calls; the next request carries both results
+    outputs = [output_value(o) for o in fake.model_requests[1].tool_outputs]
+    assert sorted(outputs, key=str) == [{"met": "a"}, {"met": "b"}]
+    results = of(events, ToolResult)
+    assert [(r.name, r.is_error, r.details["host_tool"]) for r in results] == [("meet", False, True)] * 2

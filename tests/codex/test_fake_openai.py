@@ -89,6 +89,20 @@ def test_function_call_directive(server: FakeOpenAIServer) -> None:
     assert events[-1]["response"]["output"] == [item]
 
 
+def test_several_function_calls_in_one_response(server: FakeOpenAIServer) -> None:
+    server.enqueue(Reply.function_calls(("lookup", {"k": "a"}), ("lookup", '{"k": "b"}'), namespace="mcp__pytools"))
+    _, events = post(server, body(user("two at once")))
+    items = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    assert [(i["type"], i["name"], i["namespace"], json.loads(i["arguments"])) for i in items] == [
+        ("function_call", "lookup", "mcp__pytools", {"k": "a"}),
+        ("function_call", "lookup", "mcp__pytools", {"k": "b"}),
+    ]
+    assert len({i["call_id"] for i in items}) == 2
+    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+    assert added == [0, 1]
+    assert types(events)[-1] == "response.completed" and events[-1]["response"]["output"] == items
+
+
 def test_custom_tool_call_keeps_multiline_input(server: FakeOpenAIServer) -> None:
     patch = "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch\n"
     _, events = post(server, body(user(f"[[custom apply_patch {patch}]]")))

@@ -95,6 +95,8 @@ def hosted_overrides(hosted: HostedTools) -> tuple[list[str], dict[str, str]]:
     ``tool_timeout_sec`` follows the tools' own timeouts, so Codex's 60 s default does not cut a long call off.
     The server's tools are pre-approved (``default_tools_approval_mode="approve"``) except those declared with
     ``requires_approval=True`` (``approval_mode="prompt"``), which reach the run's approval policy.
+    ``supports_parallel_tool_calls`` lets calls the model makes in one step run concurrently (Codex runs an MCP
+    server's calls one at a time otherwise).
     """
     entry: dict[str, Any] = {
         "url": hosted.url,
@@ -104,6 +106,7 @@ def hosted_overrides(hosted: HostedTools) -> tuple[list[str], dict[str, str]]:
     }
     entry["tool_timeout_sec"] = hosted.call_timeout
     entry["default_tools_approval_mode"] = "approve"
+    entry["supports_parallel_tool_calls"] = True  # several calls in one model step run at once (Codex: serial)
     if hosted.approval:
         entry["tools"] = {name: {"approval_mode": "prompt"} for name in sorted(hosted.approval)}
     argv = ["-c", f"mcp_servers.{toml_key(hosted.server)}={toml_value(entry)}"]
