@@ -30,8 +30,13 @@ Replay options (before or among the driver's arguments, each ``--replay-NAME VAL
 * ``--replay-exit CODE``: the exit code for a recording without a terminal line (default 1).
 * ``--replay-call-host NAME=JSONARGS`` (repeatable): after the recording's first line, really call tool NAME
   (``SERVER/NAME`` for another server than ``pytools``) of the HTTP server ``<workspace>/.cursor/mcp.json`` declares,
-  over MCP streamable HTTP with ``${env:VAR}`` expanded from this process's environment, and print the ``tool_call``
-  started/completed lines Cursor prints for an MCP call (a refused or failed call completes with an ``error``);
+  over MCP streamable HTTP with ``${env:VAR}`` expanded from this process's environment. All the calls are one model
+  step: a ``tool_call`` started line for each (Cursor's ``mcpToolCall`` shape), then the calls run in parallel and
+  each prints its completed line when it ends (a refused or failed call completes with an ``error``); the rest of
+  the recording follows once all have ended;
+* ``--replay-call-host-when REGEX``: make those calls only when the prompt matches REGEX;
+* ``--replay-expect-result TEXT`` (repeatable): the calls' results must contain TEXT; if one lacks, ``@answer``
+  answers ``The tool results lack [...]`` instead of the reply, and a recording stops with exit code 1;
 * ``--replay-env VAR=VALUE``: use VALUE for VAR when expanding ``${env:VAR}`` for those calls (a wrong token).
 
 RECORDING ``@answer`` makes it answer instead of replaying: ``system/init``, the text after ``Reply with exactly:``
@@ -48,6 +53,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from ._cursor_mcp_call import CallFailed, call_tool
@@ -61,6 +67,8 @@ _SWITCHES = {"-p", "--print", "--stream-partial-output", "--trust", "--force", "
 _ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _MODES = ("agent", "ask", "plan")
 _MARKER = "Reply with exactly:"
+
+Emit = Callable[[bytes], None]
 
 
 def cursor_replay_command(recording: str, *options: str, python: str | None = None) -> list[str]:
@@ -153,10 +161,10 @@ def _project_mcp(flags: dict[str, str]) -> Any:
         return None
 
 
-def _answer_lines(prompt: str, flags: dict[str, str]) -> list[bytes]:
-    session = flags.get("--resume") or f"replay-{uuid.uuid4().hex[:12]}"
+def _answer_lines(prompt: str, flags: dict[str, str], session: str = "", reply: str = "") -> list[bytes]:
+    session = session or flags.get("--resume") or f"replay-{uuid.uuid4().hex[:12]}"
     _, found, tail = prompt.partition(_MARKER)
-    reply = tail.strip().splitlines()[0].strip() if found and tail.strip() else "OK"
+    reply = reply or (tail.strip().splitlines()[0].strip() if found and tail.strip() else "OK")
     words = reply.split(" ")
     chunks = [w if i == 0 else " " + w for i, w in enumerate(words)]
     frames: list[dict[str, Any]] = [
@@ -190,13 +198,39 @@ def _answer_lines(prompt: str, flags: dict[str, str]) -> list[bytes]:
     return [json.dumps(f).encode() for f in frames]
 
 
-def _host_call_lines(replay: dict[str, list[str]], flags: dict[str, str], session: str) -> list[bytes]:
-    """The ``tool_call`` lines of each ``--replay-call-host`` call, made for real against the project's server."""
+def _host_frame(sub: str, call_id: str, inner: dict[str, Any], session: str) -> bytes:
+    frame = {
+        "type": "tool_call",
+        "subtype": sub,
+        "call_id": call_id,
+        "tool_call": {"mcpToolCall": inner, "toolCallId": call_id},
+        "session_id": session,
+    }
+    return json.dumps(frame).encode()
+
+
+def _one_call(entry: Any, tool: str, arguments: dict[str, Any], env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """The ``mcpToolCall`` result of one real call and the texts it carries."""
+    try:
+        if not isinstance(entry, dict):
+            raise CallFailed("no such MCP server in .cursor/mcp.json")
+        got = call_tool(entry, tool, arguments, env)
+    except CallFailed as exc:
+        return {"error": {"error": str(exc)}}, str(exc)
+    texts = [str(c.get("text", "")) for c in got.get("content") or () if isinstance(c, dict)]
+    success = {"content": [{"text": {"text": t}} for t in texts], "isError": bool(got.get("isError"))}
+    return {"success": success}, "\n".join(texts)
+
+
+def _host_calls(replay: dict[str, list[str]], flags: dict[str, str], session: str, emit: Emit) -> str:
+    """Make each ``--replay-call-host`` call for real, all at once as one model step, emitting Cursor's
+    ``tool_call`` started lines, then a completed line as each call ends; the texts of all results."""
     env = dict(os.environ)
     env.update(dict(pair.partition("=")[::2] for pair in replay.get("env", [])))
     doc = _project_mcp(flags)
     servers = doc.get("mcpServers") if isinstance(doc, dict) else None
-    out: list[bytes] = []
+    texts: list[str] = []
+    threads: list[threading.Thread] = []
     for n, spec in enumerate(replay.get("call-host", [])):
         target, _, raw = spec.partition("=")
         server, _, tool = target.rpartition("/")
@@ -212,32 +246,47 @@ def _host_call_lines(replay: dict[str, list[str]], flags: dict[str, str], sessio
             "serverIdentifier": server,
         }
         entry = servers.get(server) if isinstance(servers, dict) else None
-        try:
-            if not isinstance(entry, dict):
-                raise CallFailed(f"no MCP server {server!r} in .cursor/mcp.json")
-            got = call_tool(entry, tool, arguments, env)
-            result: dict[str, Any] = {
-                "success": {
-                    "content": [
-                        {"text": {"text": str(c.get("text", ""))}}
-                        for c in got.get("content") or ()
-                        if isinstance(c, dict)
-                    ],
-                    "isError": bool(got.get("isError")),
-                }
-            }
-        except CallFailed as exc:
-            result = {"error": {"error": str(exc)}}
-        for sub, inner in (("started", {"args": args}), ("completed", {"args": args, "result": result})):
-            frame = {
-                "type": "tool_call",
-                "subtype": sub,
-                "call_id": call_id,
-                "tool_call": {"mcpToolCall": inner, "toolCallId": call_id},
-                "session_id": session,
-            }
-            out.append(json.dumps(frame).encode())
-    return out
+        emit(_host_frame("started", call_id, {"args": args}, session))
+
+        def work(
+            entry: Any = entry,
+            tool: str = tool,
+            arguments: dict[str, Any] = arguments,
+            args: dict[str, Any] = args,
+            call_id: str = call_id,
+        ) -> None:
+            result, text = _one_call(entry, tool, arguments, env)
+            texts.append(text)
+            emit(_host_frame("completed", call_id, {"args": args, "result": result}, session))
+
+        threads.append(threading.Thread(target=work, daemon=True))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return "\n".join(texts)
+
+
+Host = Callable[[Emit], "list[bytes] | None"]
+
+
+def _host_step(
+    replay: dict[str, list[str]], flags: dict[str, str], prompt: str, recording: str, lines: list[bytes]
+) -> Host:
+    """The step after the first line: the host calls, then the rest of the lines (None: exit 1, results lacking)."""
+    session = _session_of(lines[0])
+
+    def step(emit: Emit) -> list[bytes] | None:
+        seen = _host_calls(replay, flags, session, emit)
+        missing = [t for t in replay.get("expect-result", []) if t not in seen]
+        if not missing:
+            return lines[1:]
+        if recording == "@answer":
+            return _answer_lines(prompt, flags, session, f"The tool results lack {missing}.")[1:]
+        sys.stderr.write(f"replay: the tool results lack {missing}\n")
+        return None
+
+    return step
 
 
 def _session_of(line: bytes) -> str:
@@ -263,7 +312,7 @@ def _terminal(line: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") in ("result", "run.completed")
 
 
-def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str) -> int:
+def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str, host: Host | None = None) -> int:
     die = int(replay["die-after"][-1]) if "die-after" in replay else -1
     hang = int(replay["hang-after"][-1]) if "hang-after" in replay else -1
     gates = {int(k): v for k, _, v in (g.partition("=") for g in replay.get("gate", []))}
@@ -275,8 +324,18 @@ def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str) -> int:
         sys.stderr.write("error: the model request failed\n")
         return 1
     out = sys.stdout.buffer
+    lock = threading.Lock()
+
+    def emit(line: bytes) -> None:
+        with lock:
+            out.write(line + b"\n")
+            out.flush()
+
     ended = False
-    for n, line in enumerate(lines):
+    n = -1
+    while n + 1 < len(lines):
+        n += 1
+        line = lines[n]
         if n in gates:
             with open(gates[n], "rb") as gate:
                 gate.read()
@@ -284,9 +343,13 @@ def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
         if n == hang:
             threading.Event().wait()
-        out.write(line + b"\n")
-        out.flush()
+        emit(line)
         ended = ended or _terminal(line)
+        if n == 0 and host is not None:
+            rest = host(emit)
+            if rest is None:
+                return 1
+            lines[1:] = rest
     if len(lines) == die:
         os.kill(os.getpid(), signal.SIGKILL)
     if len(lines) == hang:
@@ -337,10 +400,10 @@ def main(argv: list[str] | None = None) -> int:
         if flags.get("--resume") == sid:
             recording = path
     lines = _answer_lines(prompt, flags) if recording == "@answer" else _load(recording)
-    if replay.get("call-host") and lines:
-        lines[1:1] = _host_call_lines(replay, flags, _session_of(lines[0]))
+    calls = replay.get("call-host") and all(re.search(w, prompt) for w in replay.get("call-host-when", []))
+    host = _host_step(replay, flags, prompt, recording, lines) if calls and lines else None
     try:
-        return _play(lines, replay, prompt)
+        return _play(lines, replay, prompt, host)
     except BrokenPipeError:
         return 0
 

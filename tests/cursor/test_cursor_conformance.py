@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 import threading
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from adaptor_nb.drivers import cursor
 from adaptor_nb.testing import ConformanceCase, cursor_replay_command, run_driver_conformance
+from adaptor_nb.testing.conformance import HOST_TOOL_PREFIX
 
 
 @contextlib.contextmanager
@@ -40,6 +42,22 @@ def _runs(case: ConformanceCase, pick: str) -> str:
     return rf"run ({'|'.join(indices)})\." if indices else r"(?!)"
 
 
+def _host_options(case: ConformanceCase) -> list[str]:
+    """The replay options that make the run with ``host_calls`` call those tools in one step and answer its reply only
+    when the results carry every ``host_expect`` text (the host-tool checks have one such run)."""
+    picked = [(i, r) for i, r in enumerate(case.runs) if r.host_calls]
+    if not picked:
+        return []
+    index, run = picked[0]
+    options = ["--replay-call-host-when", rf"run {index + 1}\."]
+    for name, args in run.host_calls:
+        assert not name.startswith(HOST_TOOL_PREFIX), name
+        options += ["--replay-call-host", f"{name}={json.dumps(args)}"]
+    for text in run.host_expect:
+        options += ["--replay-expect-result", text]
+    return options
+
+
 def make_factory():
     @contextlib.asynccontextmanager
     async def factory(case: ConformanceCase) -> AsyncIterator[cursor.Driver]:
@@ -48,6 +66,7 @@ def make_factory():
             os.mkfifo(fifo)
             options = ["--replay-gate", f"3={fifo}", "--replay-gate-when", _runs(case, "hold")]
             options += ["--replay-fail-when", _runs(case, "fail")]
+            options += _host_options(case)
             cfg = cursor.Config(
                 command=cursor_replay_command("@answer", *options),
                 cwd=case.workspace or None,
@@ -61,11 +80,9 @@ def make_factory():
 
 
 async def test_the_cursor_driver_passes_the_conformance_suite() -> None:
-    # The @answer replay scripts no host-tool calls from these prompts: test_cursor_host_tools.py covers them.
-    no_calls = "the replay CLI does not make host-tool calls from the conformance prompts"
-    skip = dict.fromkeys(("host_tool_calls", "host_tool_errors", "host_tool_cancel"), no_calls)
-    report = await run_driver_conformance(make_factory(), timeout=60, raise_on_failure=False, skip=skip)
+    report = await run_driver_conformance(make_factory(), timeout=60, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
     wanted = {"event_ordering", "messages_soon", "messages_after_turn", "checkpoints", "cancellation"}
+    wanted |= {"host_tool_calls", "host_tool_errors", "host_tool_cancel"}
     assert wanted <= set(report.passed)

@@ -16,6 +16,7 @@ from adaptor_nb import (
     ConfigError,
     Phase,
     Policy,
+    RunError,
     ToolCall,
     ToolResult,
     tool,
@@ -96,8 +97,10 @@ async def test_a_reject_and_an_exception_come_back_as_the_tools_error_text(make_
     async with Agent(make_driver(HAPPY, *calls), workspace=str(workspace), tools=[describe_column]) as agent:
         events, result, err = await drain(agent.send("stats please"))
     assert err is None and result is not None
-    assert CALLS == ["salary", "boom"]
-    rejected, failed = results(events)
+    assert sorted(CALLS) == ["boom", "salary"]  # the two calls are one step, made in parallel
+    by_arg = {c.id: c.args["arguments"]["name"] for c in of(events, ToolCall) if c.phase is Phase.END}
+    done = {by_arg[r.id]: r for r in results(events)}
+    rejected, failed = done["salary"], done["boom"]
     assert rejected.is_error and failed.is_error
     assert rejected.name == failed.name == "describe_column"
     texts = result_texts(result)
@@ -151,3 +154,42 @@ async def test_a_tool_that_needs_approval_is_refused_before_launch_unless_the_po
     assert err is None and result is not None and CALLS == ["age"]
     (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert "--force" in entry["argv"]
+
+
+async def test_the_calls_of_one_step_all_start_before_any_result(make_driver, workspace: Path) -> None:
+    calls = host_args(*[("describe_column", {"name": n}) for n in ("age", "height", "weight")])
+    async with Agent(make_driver(HAPPY, *calls), workspace=str(workspace), tools=[describe_column]) as agent:
+        events, result, err = await drain(agent.send("stats please"))
+    assert err is None and result is not None and sorted(CALLS) == ["age", "height", "weight"]
+    starts = [e for e in events if isinstance(e, ToolCall) and e.phase is Phase.START]
+    kinds = [type(e).__name__ for e in events if e in starts or isinstance(e, ToolResult)]
+    assert kinds[:3] == ["ToolCall"] * 3 and kinds[3:] == ["ToolResult"] * 3
+
+
+async def test_the_answer_depends_on_the_tool_results_reaching_the_model(make_driver, workspace: Path) -> None:
+    calls = host_args(("describe_column", {"name": "age"}))
+    tools = [describe_column]
+    got = make_driver("@answer", *calls, "--replay-expect-result", "41.5")
+    async with Agent(got, workspace=str(workspace), tools=tools) as agent:
+        _events, result, err = await drain(agent.send("Reply with exactly: fine"))
+    assert err is None and result is not None and result.text == "fine"
+    lacking = make_driver("@answer", *calls, "--replay-expect-result", "99.9")
+    async with Agent(lacking, workspace=str(workspace), tools=tools) as agent:
+        _events, result, err = await drain(agent.send("Reply with exactly: fine"))
+    assert err is None and result is not None and result.text == "The tool results lack ['99.9']."
+    # A recording stops instead, like a CLI that died mid-turn, with the reason in the stderr tail.
+    async with Agent(
+        make_driver(HAPPY, *calls, "--replay-expect-result", "99.9"), workspace=str(workspace), tools=tools
+    ) as agent:
+        _events, _result, err = await drain(agent.send("stats please"))
+    assert isinstance(err, RunError) and "lack" in err.details["stderr_tail"]
+
+
+async def test_host_calls_only_when_the_prompt_matches(make_driver, workspace: Path) -> None:
+    options = [*host_args(("describe_column", {"name": "age"})), "--replay-call-host-when", r"run 2\."]
+    async with Agent(make_driver("@answer", *options), workspace=str(workspace), tools=[describe_column]) as agent:
+        events, result, err = await drain(agent.send("run 1. Reply with exactly: one"))
+        assert err is None and result is not None and result.text == "one"
+        assert CALLS == [] and not results(events)
+        events, result, err = await drain(agent.send("run 2. Reply with exactly: two"))
+    assert err is None and result is not None and result.text == "two" and CALLS == ["age"]
