@@ -13,9 +13,11 @@ FIXTURE holds one JSON object per line: either the CLI's own stdout lines, or tr
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 __all__ = ["load_fixture", "main"]
@@ -23,18 +25,27 @@ __all__ = ["load_fixture", "main"]
 
 def load_fixture(path: str) -> list[bytes]:
     """The stdout lines recorded in ``path`` (transcript files are reduced to their ``out`` lines)."""
+    return list(_fixture_lines(path))
+
+
+def _fixture_lines(path: str) -> Iterator[bytes]:
+    """The stdout lines recorded in ``path``, read as they are needed (a long recording is never held whole)."""
     with open(path, "rb") as fh:
-        raw = [line.rstrip(b"\r\n") for line in fh]
-    lines = [line for line in raw if line.strip()]
-    if lines and lines[0].lstrip().startswith(b'{"meta"'):
-        out: list[bytes] = []
-        for line in lines:
+        lines = (line.rstrip(b"\r\n") for line in fh)
+        first = next((line for line in lines if line.strip()), None)
+        if first is None:
+            return
+        if not first.lstrip().startswith(b'{"meta"'):
+            yield first
+            yield from (line for line in lines if line.strip())
+            return
+        for line in itertools.chain((first,), lines):
+            if not line.strip():
+                continue
             obj = json.loads(line)
             if obj.get("dir") == "out" and "msg" in obj:
                 msg = obj["msg"]
-                out.append(msg["_nonjson"].encode() if "_nonjson" in msg else json.dumps(msg).encode())
-        return out
-    return lines
+                yield msg["_nonjson"].encode() if "_nonjson" in msg else json.dumps(msg).encode()
 
 
 def _kind(line: bytes) -> str:
@@ -52,16 +63,18 @@ def _kind(line: bytes) -> str:
 
 
 class _Replay:
-    def __init__(self, lines: list[bytes], out: BinaryIO, inp: BinaryIO, exit_code: int) -> None:
-        self.lines = lines
-        self.pos = 0
+    def __init__(self, lines: Iterator[bytes], out: BinaryIO, inp: BinaryIO, exit_code: int) -> None:
+        # The first lines are read ahead for the session id; the rest stream from the file as turns are played.
+        self.head = list(itertools.islice(lines, 50))
+        self.lines = itertools.chain(self.head, lines)
+        self.pending: bytes | None = next(self.lines, None)
         self.out = out
         self.inp = inp
         self.exit_code = exit_code
         self.session_id = self._session_id()
 
     def _session_id(self) -> str:
-        for line in self.lines[:50]:
+        for line in self.head:
             try:
                 obj = json.loads(line)
             except ValueError:
@@ -115,9 +128,9 @@ class _Replay:
         """Print recorded lines through the next result; False when the recording ended without one."""
         buf: list[bytes] = []
         size = 0
-        while self.pos < len(self.lines):
-            line = self.lines[self.pos]
-            self.pos += 1
+        while self.pending is not None:
+            line = self.pending
+            self.pending = next(self.lines, None)
             kind = _kind(line)
             buf.append(line)
             size += len(line) + 1
@@ -161,7 +174,7 @@ class _Replay:
             if obj.get("type") != "user":
                 continue
             self._echo(obj)
-            if self.pos >= len(self.lines):
+            if self.pending is None:
                 continue
             if not self._turn():
                 return self.exit_code
@@ -174,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python -m adaptor_nb.testing._replay FIXTURE [ignored CLI arguments...]\n")
         return 2
     exit_code = int(os.environ.get("ADAPTOR_NB_REPLAY_EXIT", "1"))
-    replay = _Replay(load_fixture(args[0]), sys.stdout.buffer, sys.stdin.buffer, exit_code)
+    replay = _Replay(_fixture_lines(args[0]), sys.stdout.buffer, sys.stdin.buffer, exit_code)
     try:
         return replay.run()
     except BrokenPipeError:
