@@ -222,6 +222,27 @@ def retained_per_event(path: Path) -> tuple[float, int]:
     return held / count, count
 
 
+def collector_passes(path: Path) -> dict[int, tuple[int, float]]:
+    """Passes of the cyclic garbage collector during one run, per generation: (count, milliseconds)."""
+    passes: dict[int, list[float]] = {0: [0, 0.0], 1: [0, 0.0], 2: [0, 0.0]}
+    started = [0.0]
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            row = passes[info["generation"]]
+            row[0] += 1
+            row[1] += (time.perf_counter() - started[0]) * 1e3
+
+    gc.callbacks.append(watch)
+    try:
+        asyncio.run(ingest_once(path))
+    finally:
+        gc.callbacks.remove(watch)
+    return {g: (int(n), t) for g, (n, t) in passes.items()}
+
+
 def bench_ingest(lines: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "stream.jsonl")
@@ -246,6 +267,7 @@ def bench_ingest(lines: int, repeat: int) -> None:
             cpu_floor.append((c1 - c0) / lines)
             cpu_pipe.append((c2 - c1) / lines)
         per_event, counted = retained_per_event(path)
+        passes = collector_passes(path)
     floor = statistics.median(floors)
     total = statistics.median(totals)
     steady = statistics.median(streaming)
@@ -261,6 +283,10 @@ def bench_ingest(lines: int, repeat: int) -> None:
         f"{min(cpu_pipe) / min(cpu_floor):5.2f}x the floor's CPU ({min(cpu_floor) * 1e6:.2f} us/line)"
     )
     print("  (for scale: claude-agent-sdk-python was measured at about 5.9x this floor on the same machine)")
+    print(
+        "  garbage collector during one run     "
+        + ", ".join(f"gen{g} {n} passes {t:.0f} ms" for g, (n, t) in passes.items())
+    )
     print(f"  retained memory per event              {per_event:6.0f} bytes      ({counted} events; target <= 1024)")
 
 

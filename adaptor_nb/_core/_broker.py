@@ -22,6 +22,7 @@ from .._events import (
 )
 
 _new = object.__new__
+_YIELD_EVERY = 64
 _set = object.__setattr__
 _now = time.time
 _ASSISTANT = Role.ASSISTANT
@@ -75,7 +76,10 @@ class Broker:
         self._subscribe_waiters: list[asyncio.Future[bool]] = []
         self.published = 0
         self.dropped = 0
-        self._yield_at = max(1, capacity // 2)
+        # The producer hands over to a live consumer after this many unread events (at most half the buffer): a
+        # per-token event is then read, and freed, while still young, which keeps the cyclic collector's passes
+        # few and short (measured: a 100,000-delta run made ~350 young and 3 full passes at 512, ~100 and 0-1 at 64).
+        self._yield_at = max(1, min(capacity // 2, _YIELD_EVERY))
 
     # -- state -------------------------------------------------------------------------------------------
 

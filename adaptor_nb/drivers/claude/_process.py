@@ -27,7 +27,7 @@ _loads = json.loads
 # The C scanner of a plain decoder: one call per line, no per-line encoding detection or wrapper checks.
 _scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_READ = 1 << 18
+_READ = 1 << 16  # a block's frames are handed on before the next read: smaller blocks keep fewer alive at once
 
 # A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
 # of all (a top-level text delta in exactly the CLI's own layout), ``(block index, text)`` without the dicts.
