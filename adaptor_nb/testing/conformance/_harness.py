@@ -212,4 +212,4 @@ def _success(out: _Outcome, what: str) -> Result:
 
 
 def _same_text(got: str, want: str, what: str) -> None:
-    _expect(got.strip() == want.strip(), f"{what}: result.text is {got!r}, the model answered {want!r}")
+    _expect(got.strip() == want.strip(), f"{what}: result.text is {got!r}, the model was scripted to answer {want!r}")
