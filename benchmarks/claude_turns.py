@@ -195,7 +195,8 @@ def floor_per_line(path: Path) -> tuple[float, int]:
 
 async def ingest_once(path: Path, keep: bool = False) -> tuple[float, float, int, Any]:
     """(seconds from send to Done, seconds from the first event after spawn to Done, events, result)."""
-    cfg = claude.Config(command=[sys.executable, str(REPLAY), str(path)], startup_timeout=60.0)
+    # -I -S: the stand-in needs only the standard library; its own start-up is not the driver's to measure.
+    cfg = claude.Config(command=[sys.executable, "-I", "-S", str(REPLAY), str(path)], startup_timeout=60.0)
     async with Agent(claude.Driver(cfg), workspace=tempfile.gettempdir(), event_buffer=1 << 20) as agent:
         t0 = time.perf_counter()
         stream = agent.send("replay")
