@@ -3,14 +3,14 @@ next one (``turn/start``). Recorded on the real CLI against the fake OpenAI serv
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from _support import require_cli
+from codex.helpers import Watcher
 
-from adaptor_nb import AdaptorError, Agent, MessageState, MessageUpdate, Notice, ProcessInfo, Timing, TurnEnd
+from adaptor_nb import Agent, MessageState, MessageUpdate, Notice, ProcessInfo, Timing, TurnEnd
 from adaptor_nb.cassette import Cassette
 from adaptor_nb.drivers import codex
 from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
@@ -22,47 +22,18 @@ STEER = "also mention cats [[say steered answer]]"
 AFTER = "now the follow-up [[say second answer]]"
 
 
-class _Watch:
-    """Consumes a stream's events in the background, so the test can wait for one of them."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.events: list[Any] = []
-        self._changed = asyncio.Event()
-        self._task = asyncio.get_running_loop().create_task(self._consume())
-
-    async def _consume(self) -> None:
-        async for ev in self.stream.events():
-            self.events.append(ev)
-            self._changed.set()
-        self._changed.set()
-
-    async def delivered(self) -> None:
-        while not any(isinstance(e, MessageUpdate) and e.state is MessageState.DELIVERED for e in self.events):
-            assert not self._task.done(), f"the run ended before the message was delivered: {self.events}"
-            self._changed.clear()
-            await self._changed.wait()
-
-    async def finish(self) -> tuple[list[Any], Any, Any]:
-        await self._task
-        try:
-            return self.events, await self.stream.result(), None
-        except AdaptorError as exc:
-            return self.events, None, exc
-
-
 async def _session(config: codex.Config, workspace: Path, fake: FakeOpenAIServer | None) -> list[Any]:
     async with Agent(codex.Driver(config), workspace=str(workspace)) as agent:
         thread = agent.thread("steer")
         out = []
         for n, (hold, text, when) in enumerate((("g", STEER, Timing.SOON), ("h", AFTER, Timing.AFTER_TURN)), 1):
             stream = thread.send(f"turn {n} [[hold {hold}]] [[say answer {n}]]")
-            watch = _Watch(stream)
+            watch = Watcher(stream)
             if fake is not None:
                 await fake.model_request(len(fake.model_requests) + 1)  # live: the turn is running, held
             await stream.send(text, id=f"m-{n}", when=when)
             if when is Timing.SOON:
-                await watch.delivered()
+                await watch.wait_for(lambda e: isinstance(e, MessageUpdate) and e.state is MessageState.DELIVERED)
             if fake is not None:
                 fake.hold(hold).set()
             out.append(await watch.finish())
