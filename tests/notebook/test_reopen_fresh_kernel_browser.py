@@ -16,7 +16,7 @@ import pytest
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_notebook
 
-from .lab import CHROMIUM, Lab, browser_page, open_notebook, run_all, screenshot
+from .lab import CHROMIUM, KERNEL_IDLE, Lab, browser_page, open_notebook, run_all, screenshot
 
 pytestmark = [
     pytest.mark.browser,
@@ -101,4 +101,63 @@ def test_saved_notebook_reopened_with_a_fresh_kernel_shows_the_run(lab: Lab) -> 
         tool = static.locator("details.anb-static-tool")
         tool.locator("summary").click()
         assert "name = 'reopened'" in tool.inner_text()
+        assert area.locator(".anb").count() == 0
+
+
+def _shows_the_static_run(area: Any) -> None:
+    area.locator(".anb-static").wait_for(state="visible", timeout=30_000)
+    shown = area.inner_text()
+    for words in WIDGET_WORDS:
+        assert words not in shown
+    assert shown.count("The app is called reopened.") == 1
+
+
+def test_an_untrusted_copy_reopened_with_a_fresh_kernel_shows_the_run(lab: Lab) -> None:
+    book = new_notebook(cells=[new_code_cell(SETUP.strip()), new_code_cell("%%agent --agent agent\nWhat is it?")])
+    book.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(book, lab.root / "copy.ipynb")
+    page: Any
+    with browser_page() as page:
+        open_notebook(page, lab, "copy.ipynb", "copy-run")
+        run_all(page)
+        page.locator(".anb .anb-state.anb-done").wait_for()
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function(SAVED)
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+
+    saved = json.loads((lab.root / "copy.ipynb").read_text())
+    saved["metadata"]["shared_by"] = "a colleague"  # changed outside JupyterLab: its outputs are no longer trusted
+    (lab.root / "copy.ipynb").write_text(json.dumps(saved))
+    with browser_page() as page:
+        open_notebook(page, lab, "copy.ipynb", "copy-reopen")
+        area = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea")
+        _shows_the_static_run(area)
+        assert area.locator(".anb").count() == 0
+        assert page.evaluate("() => window.__pwned") is None
+
+
+def test_a_restarted_kernel_keeps_the_run_shown_and_a_reload_shows_the_static_run(lab: Lab) -> None:
+    book = new_notebook(cells=[new_code_cell(SETUP.strip()), new_code_cell("%%agent --agent agent\nWhat is it?")])
+    book.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(book, lab.root / "restart.ipynb")
+    page: Any
+    with browser_page() as page:
+        open_notebook(page, lab, "restart.ipynb", "restart-run")
+        first_kernel = page.evaluate(KERNEL_ID)
+        run_all(page)
+        page.locator(".anb .anb-state.anb-done").wait_for()
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+        page.wait_for_function(KERNEL_IDLE)
+        assert page.evaluate(KERNEL_ID) == first_kernel  # the same kernel, restarted: its widget models are gone
+        area = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea")
+        shown = area.inner_text()  # the view already shown stays, with the finished run it holds
+        assert shown.count("The app is called reopened.") == 1
+        for words in WIDGET_WORDS:
+            assert words not in shown
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function(SAVED)
+        page.reload()  # the page again, on the restarted kernel, which has no model for the view
+        page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+        area = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea")
+        _shows_the_static_run(area)
         assert area.locator(".anb").count() == 0
