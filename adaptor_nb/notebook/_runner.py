@@ -224,7 +224,9 @@ async def run_cell(line: str, body: str) -> None:
         view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
         view.attach(stream)
         if front_end(shell):
-            handle = show_updatable(view)
+            from ._companion import show_live
+
+            handle = show_live(view, shell)
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
