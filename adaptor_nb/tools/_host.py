@@ -22,6 +22,7 @@ from ._keepalive import INTERVAL
 
 if TYPE_CHECKING:
     from ._http import ToolServer
+    from ._inproc import InProcessTools
 
 __all__ = ["ToolHost"]
 
@@ -41,6 +42,7 @@ class ToolHost:
         self._token = secrets.token_urlsafe(32)
         self._token_env = secret_var("pytools", "bearer", "token")
         self._server: ToolServer | None = None
+        self._inproc: InProcessTools | None = None
         self._lock: asyncio.Lock | None = None
         self._sinks: dict[str, NoticeSink] = {}
         self._calls: dict[str, set[asyncio.Task[CallOutcome]]] = {}
@@ -77,16 +79,19 @@ class ToolHost:
             if self._server is not None:
                 return
             from ._http import ToolServer  # the mcp package loads here, only for Agents with tools
+            from ._inproc import InProcessTools
             from ._listing import mcp_tools
 
-            server = ToolServer("adaptor_nb-tools", mcp_tools(self.tools.values()), self._on_call, self._token)
+            listing = mcp_tools(self.tools.values())
+            self._inproc = InProcessTools("adaptor_nb-tools", listing, self._on_call)
+            server = ToolServer("adaptor_nb-tools", listing, self._on_call, self._token)
             server.keepalive = self.keepalive
             await server.start()
             self._server = server
 
     def hosted(self, key: str) -> HostedTools:
         """What the driver needs for a run of Thread (or run) ``key``; call after :meth:`ensure`."""
-        assert self._server is not None
+        assert self._server is not None and self._inproc is not None
         return HostedTools(
             url=self._server.url(route_of(key)),
             token_env=self._token_env,
@@ -94,6 +99,7 @@ class ToolHost:
             names=tuple(self.tools),
             approval=frozenset(n for n, t in self.tools.items() if t.requires_approval),
             call_timeout=self._call_timeout(),
+            serve=self._inproc.serve_for(route_of(key)),
         )
 
     def _call_timeout(self) -> float:

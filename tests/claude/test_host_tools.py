@@ -17,6 +17,8 @@ from adaptor_nb import (
     Notice,
     Phase,
     Policy,
+    ProcessInfo,
+    ProcessKind,
     ToolCall,
     ToolResult,
     tool,
@@ -210,9 +212,10 @@ async def log_line(path: Path, text: str) -> None:
 async def test_a_call_silent_past_the_clis_idle_watchdog_still_returns(
     agent_factory, make_config, fake: FakeAnthropicServer, tmp_path: Path
 ) -> None:
-    """Claude Code cuts an MCP call that sent nothing for CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (checked every 30 s); the
-    tool server's progress keep-alives reset that watchdog. The tool returns only once the CLI's debug log shows the
-    watchdog has looked at the running call (its "still running" line), i.e. well past the 1.5 s idle limit."""
+    """Claude Code cuts an http/sse/ws MCP call that sent nothing for CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (checked every
+    30 s). Host tools reach Claude as an SDK server on its control channel, which that watchdog leaves alone: no
+    keep-alive is needed. The tool returns only once the CLI's debug log shows the watchdog has looked at the running
+    call (its "still running" line), i.e. well past the 1.5 s idle limit."""
     debug_log = tmp_path / "claude-debug.log"
 
     async def patient(x: int) -> int:
@@ -230,7 +233,7 @@ async def test_a_call_silent_past_the_clis_idle_watchdog_still_returns(
     (sent,) = fake.message_requests[1].tool_results
     assert text_of(sent) == "42"
     assert "idle timeout" not in debug_log.read_text(errors="replace")
-    assert host.keepalives >= 3  # more than the idle limit's worth of progress notifications went out
+    assert host.keepalives == 0  # the call went over the control channel, not the HTTP server
 
 
 async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake: FakeAnthropicServer) -> None:
@@ -252,3 +255,52 @@ async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake
     assert sent["toolu_stats"] == w.TEMP_STATS
     assert sent["toolu_rain"] == w.RAINY
     assert sorted(r.name for r in of(events, ToolResult)) == ["describe_column", "run_query"]
+
+
+def _children_environ() -> list[bytes]:
+    """The command lines and environments of this process's children (the CLI is one of them)."""
+    import os
+
+    seen: list[bytes] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) != os.getpid():
+                continue
+            seen.append((entry / "cmdline").read_bytes() + b"\0" + (entry / "environ").read_bytes())
+        except (OSError, ValueError, IndexError):
+            continue
+    return seen
+
+
+async def test_claude_reaches_host_tools_over_its_control_channel_without_http_or_token(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    """The CLI is given ``pytools`` as an SDK server: its MCP messages come back on stdin/stdout, so neither an
+    http entry nor the bearer token is on its command line or in its environment, and no keep-alive is sent."""
+    processes: list[list[bytes]] = []
+
+    def peek(x: int) -> int:
+        processes.append(_children_environ())  # while the CLI that asked is still running
+        return x * 2
+
+    agent = agent_factory(tools=[peek])
+    events, result, err = await drain(agent.send(call("peek", {"x": 21})))
+    assert err is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert done.name == "peek" and done.details["host_tool"] and not done.is_error
+    (sent,) = fake.message_requests[1].tool_results
+    assert text_of(sent) == "42"
+    (spawn,) = [e for e in of(events, ProcessInfo) if e.kind is ProcessKind.SPAWN]
+    argv = spawn.data["argv"]
+    servers = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]
+    assert servers["pytools"]["type"] == "sdk" and servers["pytools"]["name"] == "pytools"
+    assert not any(isinstance(s, dict) and s.get("type") == "http" for s in servers.values())
+    host = agent._engine.tool_host
+    (children,) = processes
+    assert children, "the CLI was not found among this process's children"
+    token, token_var = host.token.encode(), host._token_env.encode() + b"="
+    assert not any(token in c or token_var in c for c in children)
+    assert host.keepalives == 0
