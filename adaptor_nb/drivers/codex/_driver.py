@@ -17,7 +17,9 @@ from ...driver import (
     ApprovalCapabilities,
     ApprovalKind,
     ApprovalMode,
+    Availability,
     Boundary,
+    ConfigSchema,
     ContinueMode,
     Descriptor,
     DriverFailure,
@@ -53,6 +55,7 @@ from ._mcp import hosted_overrides, mcp_overrides
 from ._process import AppServer, OutputRoute
 from ._profile import codex_layout
 from ._rpc import Closed, RpcError, ServerClosedError
+from ._schema import read_config_schema
 from ._session import TurnRunner
 
 TESTED_VERSION = "0.171.0"
@@ -441,6 +444,16 @@ class Driver:
             checks=tuple(checks),
             messages=messages,
         )
+
+    async def config_schema(self) -> ConfigSchema:
+        """The JSON Schema of ``config.toml`` that the CLI publishes (``app-server generate-json-schema``)."""
+        try:
+            self.config.validate()
+            argv = codex_command(self.config.command)
+        except InvalidDriverConfigError as exc:
+            return ConfigSchema(driver="codex", status=Availability.UNAVAILABLE, detail=str(exc))
+        env = self._env(Invocation(run_id="config_schema", prompt=""))
+        return await read_config_schema(argv, env, timeout=self.config.startup_timeout)
 
     async def list_models(self) -> list[ModelInfo]:
         """The models ``model/list`` reports (starts app-server briefly, no model task)."""
