@@ -146,3 +146,8 @@ def mcp_response(request_id: str, reply: dict[str, Any]) -> dict[str, Any]:
         "type": "control_response",
         "response": {"subtype": "success", "request_id": request_id, "response": {"mcp_response": reply}},
     }
+
+
+def cancelled_reply(message_id: Any) -> dict[str, Any]:
+    """The JSON-RPC error that ends a host-tool call whose run was cancelled (the MCP "request cancelled" code)."""
+    return {"jsonrpc": "2.0", "id": message_id, "error": {"code": -32800, "message": "the run was cancelled"}}

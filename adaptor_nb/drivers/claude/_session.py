@@ -32,7 +32,7 @@ from ...driver import (
     mark_host_tool,
     text_delta,
 )
-from ._approvals import approval_spec, decision_response, error_response, mcp_response
+from ._approvals import approval_spec, cancelled_reply, decision_response, error_response, mcp_response
 from ._config import explain_login
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
@@ -386,10 +386,14 @@ class ClaudeRun:
         """Answer one of the host tools' MCP messages (the CLI carries them for the SDK server it was given)."""
         hosted = self.inv.tools
         assert hosted is not None and hosted.serve is not None
-        message = request.get("message")
+        raw = request.get("message")
+        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
         try:
-            reply = await hosted.serve(message if isinstance(message, dict) else {})
+            reply = await hosted.serve(message)
         except asyncio.CancelledError:
+            # The run is over: answer the call anyway, so the interrupted CLI can finish its turn and stay parked.
+            if message.get("id") is not None:
+                self.proc.send(mcp_response(rid, cancelled_reply(message["id"])))
             raise
         except Exception as exc:  # the protocol layer failed: the CLI sees an error, the run goes on
             self.proc.send(error_response(rid, f"host tools failed: {type(exc).__name__}"))
