@@ -8,7 +8,8 @@ tool and the one that carries its result (the fake server clocks both on arrival
 
     .venv/bin/python benchmarks/host_tools.py [--rounds 9] [--driver claude|codex|both]
 
-Target: hosted ≤ 1.0× the stdio server.
+Claude reaches the hosted tool over its SDK MCP control channel (no port), Codex over the loopback streamable-HTTP
+server. Target: hosted ≤ 1.0× the stdio server.
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
                     await agent.thread("bench").send(f"round {i}")
                     if i:
                         out[label].append(clock.trip())
+            if hosted._engine.tool_host.listening:
+                raise SystemExit("the Claude Agent started the loopback HTTP server: the SDK path was not measured")
         finally:
             await hosted.close()
             await stdio.close()
@@ -161,13 +164,13 @@ async def codex_rounds(rounds: int) -> dict[str, list[float]]:
     return out
 
 
-def report(name: str, data: dict[str, list[float]]) -> None:
+def report(name: str, transport: str, data: dict[str, list[float]]) -> None:
     hosted = statistics.median(data["hosted"])
     stdio = statistics.median(data["stdio"])
     ratio = hosted / stdio
     print(f"{name}: round trip, median of {len(data['hosted'])} warm rounds")
-    print(f"  hosted Python tool (loopback HTTP MCP): {hosted * 1000:8.1f} ms")
-    print(f"  stdio MCP server process (baseline):    {stdio * 1000:8.1f} ms")
+    print(f"  hosted Python tool ({transport}): {hosted * 1000:8.1f} ms")
+    print(f"  stdio MCP server process (baseline): {stdio * 1000:8.1f} ms")
     gap = statistics.median(h - s for h, s in zip(data["hosted"], data["stdio"], strict=True))
     print(f"  ratio {ratio:.2f}x (target <= 1.0x): {'met' if ratio <= 1.0 else 'NOT met'}")
     print(f"  median per-round difference {gap * 1000:+.1f} ms; load average {os.getloadavg()[0]:.2f}")
@@ -179,9 +182,9 @@ async def main() -> None:
     parser.add_argument("--driver", choices=("claude", "codex", "both"), default="both")
     args = parser.parse_args()
     if args.driver in ("claude", "both"):
-        report("claude", await claude_rounds(args.rounds))
+        report("claude", "SDK MCP control channel", await claude_rounds(args.rounds))
     if args.driver in ("codex", "both"):
-        report("codex", await codex_rounds(args.rounds))
+        report("codex", "loopback HTTP MCP", await codex_rounds(args.rounds))
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ class HostedRun:
                 "remove tools=",
                 option="tools",
             )
-        await self._host.ensure()
+        await self._host.ensure(http=not desc.host_tools_channel)
         self._host.attach(self._key, notice)
         self.hosted = self._host.hosted(self._key)
         return self.hosted

@@ -7,18 +7,22 @@ under the tool's own name with ``details["host_tool"] = True``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from .._events import Event, ToolCall, ToolResult
 from ..mcp import HTTP
 
-__all__ = ["HOST_SERVER", "HostedTools", "mark_host_tool"]
+__all__ = ["HOST_SERVER", "HostedTools", "ServeMessage", "mark_host_tool"]
 
 HOST_SERVER = "pytools"
 """The MCP server name the CLIs see for host tools (so their own names are ``mcp__pytools__<tool>``)."""
 
 E = TypeVar("E", bound=Event)
+
+ServeMessage = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""In-process MCP: one JSON-RPC message in, its JSON-RPC reply out (None for a notification)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class HostedTools:
     call_timeout: float = 86400.0
     """How long the CLI should wait for one call, in seconds: the tools' own timeouts bound the calls, so a CLI's
     shorter MCP timeout must not cut them off (the longest tool timeout plus a margin, or a day)."""
+    serve: ServeMessage | None = field(default=None, repr=False, compare=False)
+    """The same tools for this run without HTTP: a driver whose CLI carries MCP messages on its own channel
+    (Claude Code's SDK servers) passes each message here and writes the reply back; no token is needed then."""
 
     @property
     def declaration(self) -> HTTP:

@@ -106,6 +106,9 @@ class Descriptor:
     host_tools: bool = False
     """The driver attaches the Agent's host tools (``Invocation.tools``); without it ``tools=`` is refused before
     launch."""
+    host_tools_channel: bool = False
+    """The driver serves host tools over its CLI's own channel (``HostedTools.serve``), so its runs never start the
+    Agent's loopback HTTP server (no port, no token)."""
 
 
 @dataclass(frozen=True)

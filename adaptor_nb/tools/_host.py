@@ -1,8 +1,10 @@
 """The per-Agent tool host: started on the first run that needs it, reclaimed by ``agent.close()``.
 
-It owns the loopback MCP server (imported only here, lazily), the bearer token, and the calls in flight. Each CLI
-reaches it under a route named after its Thread, so a call can report Notices to the run that caused it and is
-cancelled with that run.
+It owns the in-process MCP handler, the loopback MCP server and its bearer token (both imported only here, lazily),
+and the calls in flight. The HTTP server and the token exist only once a run's driver needs them: a driver that
+carries MCP messages on its CLI's own channel (``Descriptor.host_tools_channel``, Claude) never causes a port to be
+bound or a token to be minted. Each CLI reaches the tools under a route named after its Thread, so a call can
+report Notices to the run that caused it and is cancelled with that run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ._keepalive import INTERVAL
 
 if TYPE_CHECKING:
     from ._http import ToolServer
+    from ._inproc import InProcessTools
 
 __all__ = ["ToolHost"]
 
@@ -38,9 +41,10 @@ class ToolHost:
 
     def __init__(self, tools: tuple[Tool, ...]) -> None:
         self.tools: dict[str, Tool] = {t.name: t for t in tools}
-        self._token = secrets.token_urlsafe(32)
+        self._token: str | None = None
         self._token_env = secret_var("pytools", "bearer", "token")
         self._server: ToolServer | None = None
+        self._inproc: InProcessTools | None = None
         self._lock: asyncio.Lock | None = None
         self._sinks: dict[str, NoticeSink] = {}
         self._calls: dict[str, set[asyncio.Task[CallOutcome]]] = {}
@@ -50,6 +54,12 @@ class ToolHost:
 
     @property
     def started(self) -> bool:
+        """Whether the host serves its tools (in-process, and over HTTP when a run needed it)."""
+        return self._inproc is not None
+
+    @property
+    def listening(self) -> bool:
+        """Whether the loopback HTTP server has been started (a socket is bound)."""
         return self._server is not None
 
     @property
@@ -62,38 +72,50 @@ class ToolHost:
         return self._server.keepalives if self._server is not None else 0
 
     @property
-    def token(self) -> str:
+    def token(self) -> str | None:
+        """The bearer token of the HTTP server; None until that server is started."""
         return self._token
 
-    async def ensure(self) -> None:
-        """Start the server once (on the running loop)."""
-        if self._server is not None:
+    async def ensure(self, *, http: bool = True) -> None:
+        """Make the tools servable (on the running loop): in-process always, over HTTP when ``http`` asks for it."""
+        if self._inproc is not None and (self._server is not None or not http):
             return
         if self.closed:
             raise RuntimeError("the Agent's tool host is closed")
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self._server is not None:
-                return
-            from ._http import ToolServer  # the mcp package loads here, only for Agents with tools
-            from ._listing import mcp_tools
+            if self._inproc is None:
+                from ._inproc import InProcessTools  # the mcp package loads here, only for Agents with tools
+                from ._listing import mcp_tools
 
-            server = ToolServer("adaptor_nb-tools", mcp_tools(self.tools.values()), self._on_call, self._token)
-            server.keepalive = self.keepalive
-            await server.start()
-            self._server = server
+                self._inproc = InProcessTools("adaptor_nb-tools", mcp_tools(self.tools.values()), self._on_call)
+            if http and self._server is None:
+                await self._listen()
+
+    async def _listen(self) -> None:
+        from ._http import ToolServer
+        from ._listing import mcp_tools
+
+        token = self._token or secrets.token_urlsafe(32)
+        server = ToolServer("adaptor_nb-tools", mcp_tools(self.tools.values()), self._on_call, token)
+        server.keepalive = self.keepalive
+        await server.start()
+        self._token, self._server = token, server
 
     def hosted(self, key: str) -> HostedTools:
-        """What the driver needs for a run of Thread (or run) ``key``; call after :meth:`ensure`."""
-        assert self._server is not None
+        """What the driver needs for a run of Thread (or run) ``key``; call after :meth:`ensure`.
+
+        Without the HTTP server (a channel driver's run) the url and the token are empty."""
+        assert self._inproc is not None
         return HostedTools(
-            url=self._server.url(route_of(key)),
+            url=self._server.url(route_of(key)) if self._server is not None else "",
             token_env=self._token_env,
-            token=self._token,
+            token=self._token or "",
             names=tuple(self.tools),
             approval=frozenset(n for n, t in self.tools.items() if t.requires_approval),
             call_timeout=self._call_timeout(),
+            serve=self._inproc.serve_for(route_of(key)),
         )
 
     def _call_timeout(self) -> float:
@@ -141,6 +163,7 @@ class ToolHost:
         for calls in self._calls.values():
             for task in list(calls):
                 task.cancel()
+        self._inproc = None
         server, self._server = self._server, None
         if server is not None:
             await server.close()

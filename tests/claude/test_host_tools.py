@@ -1,5 +1,5 @@
-"""Host tools (``tools=[...]``) on the real Claude CLI: the fake model calls a Python function through the Agent's
-loopback MCP server and sees its result in the next request."""
+"""Host tools (``tools=[...]``) on the real Claude CLI: the fake model calls a Python function, which the CLI reaches
+as an SDK MCP server over its control channel, and sees its result in the next request."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from adaptor_nb import (
@@ -17,6 +18,9 @@ from adaptor_nb import (
     Notice,
     Phase,
     Policy,
+    ProcessInfo,
+    ProcessKind,
+    RunCancelled,
     ToolCall,
     ToolResult,
     tool,
@@ -168,7 +172,7 @@ async def test_hosted_tools_survive_a_per_call_mcp_clear_and_close_stops_the_ser
     (done,) = of(events, ToolResult)
     assert done.name == "describe_column" and not done.is_error
     host = agent._engine.tool_host
-    assert host.started
+    assert host.started and not host.listening
     await agent.close()
     assert not host.started
 
@@ -210,9 +214,11 @@ async def log_line(path: Path, text: str) -> None:
 async def test_a_call_silent_past_the_clis_idle_watchdog_still_returns(
     agent_factory, make_config, fake: FakeAnthropicServer, tmp_path: Path
 ) -> None:
-    """Claude Code cuts an MCP call that sent nothing for CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (checked every 30 s); the
-    tool server's progress keep-alives reset that watchdog. The tool returns only once the CLI's debug log shows the
-    watchdog has looked at the running call (its "still running" line), i.e. well past the 1.5 s idle limit."""
+    """Claude Code cuts an http/sse/ws MCP call that sent nothing for CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT (checked every
+    30 s); an SDK server is not among those types, so on the control channel the watchdog only logs. No keep-alive
+    runs on this path (the HTTP server, which sends them, is never started). The tool returns only once the CLI's
+    debug log shows the watchdog has looked at the running call (its "still running" line), i.e. well past the
+    1.5 s idle limit: were the limit applied to this call, it would have been aborted at that look."""
     debug_log = tmp_path / "claude-debug.log"
 
     async def patient(x: int) -> int:
@@ -222,15 +228,15 @@ async def test_a_call_silent_past_the_clis_idle_watchdog_still_returns(
     config = make_config(env={"CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT": "1500"}, extra_args=["--debug-file", str(debug_log)])
     agent = agent_factory(config, tools=[patient])
     host = agent._engine.tool_host
-    host.keepalive = 0.5  # well under the shortened idle timeout
     events, result, err = await drain(agent.send(call("patient", {"x": 41})))
     assert err is None and result is not None
     (done,) = of(events, ToolResult)
     assert not done.is_error, done
     (sent,) = fake.message_requests[1].tool_results
     assert text_of(sent) == "42"
-    assert "idle timeout" not in debug_log.read_text(errors="replace")
-    assert host.keepalives >= 3  # more than the idle limit's worth of progress notifications went out
+    log = debug_log.read_text(errors="replace")
+    assert "still running" in log and "idle timeout" not in log
+    assert not host.listening and host.keepalives == 0  # the call went over the control channel, not HTTP
 
 
 async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake: FakeAnthropicServer) -> None:
@@ -252,3 +258,173 @@ async def test_the_notebooks_dataframe_tools_on_the_real_cli(agent_factory, fake
     assert sent["toolu_stats"] == w.TEMP_STATS
     assert sent["toolu_rain"] == w.RAINY
     assert sorted(r.name for r in of(events, ToolResult)) == ["describe_column", "run_query"]
+
+
+def _children_environ() -> list[bytes]:
+    """The command lines and environments of this process's children (the CLI is one of them)."""
+    import os
+
+    seen: list[bytes] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) != os.getpid():
+                continue
+            seen.append((entry / "cmdline").read_bytes() + b"\0" + (entry / "environ").read_bytes())
+        except (OSError, ValueError, IndexError):
+            continue
+    return seen
+
+
+async def test_claude_reaches_host_tools_over_its_control_channel_without_http_or_token(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    """The CLI is given ``pytools`` as an SDK server: its MCP messages come back on stdin/stdout, so neither an
+    http entry nor the bearer token is on its command line or in its environment, and no keep-alive is sent."""
+    processes: list[list[bytes]] = []
+
+    def peek(x: int) -> int:
+        processes.append(_children_environ())  # while the CLI that asked is still running
+        return x * 2
+
+    agent = agent_factory(tools=[peek])
+    events, result, err = await drain(agent.send(call("peek", {"x": 21})))
+    assert err is None and result is not None
+    (done,) = of(events, ToolResult)
+    assert done.name == "peek" and done.details["host_tool"] and not done.is_error
+    (sent,) = fake.message_requests[1].tool_results
+    assert text_of(sent) == "42"
+    (spawn,) = [e for e in of(events, ProcessInfo) if e.kind is ProcessKind.SPAWN]
+    argv = spawn.data["argv"]
+    servers = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]
+    assert servers["pytools"]["type"] == "sdk" and servers["pytools"]["name"] == "pytools"
+    assert not any(isinstance(s, dict) and s.get("type") == "http" for s in servers.values())
+    host = agent._engine.tool_host
+    (children,) = processes
+    assert children, "the CLI was not found among this process's children"
+    token_var = host._token_env.encode() + b"="
+    assert not any(token_var in c for c in children)
+    # A Claude-only Agent never started the loopback server: no socket was bound, no token was minted.
+    assert host.started and not host.listening
+    assert host._server is None and host.token is None and host.port == 0
+    assert host.keepalives == 0
+
+
+def spawns(events: list[Any]) -> list[int]:
+    return [p.data["pid"] for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN]
+
+
+def tool_notices(events: list[Any]) -> list[Notice]:
+    return [n for n in of(events, Notice) if n.kind == "tool.error"]
+
+
+async def test_a_threads_parked_process_keeps_serving_host_tools_turn_after_turn(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    """Turns 2 and 3 reuse the Thread's one claude process: its SDK server still answers, and a failing call of
+    turn 2 reports its Notice to turn 2 only. ``agent.close()`` leaves no process behind."""
+    agent = agent_factory(tools=[describe_column])
+    thread = agent.thread("parked")
+    ev1, r1, e1 = await drain(thread.send("one " + call("describe_column", {"name": "age"})))
+    ev2, r2, e2 = await drain(thread.send("two " + call("describe_column", {"name": "boom"})))
+    ev3, r3, e3 = await drain(thread.send("three " + call("describe_column", {"name": "height"})))
+    assert (e1, e2, e3) == (None, None, None) and r1 and r2 and r3
+    [pid] = spawns(ev1)
+    assert spawns(ev2) == [] and spawns(ev3) == []  # the same parked process served all three turns
+    results = [of(ev, ToolResult) for ev in (ev1, ev2, ev3)]
+    assert [[(r.name, r.is_error) for r in rs] for rs in results] == [
+        [("describe_column", False)],
+        [("describe_column", True)],
+        [("describe_column", False)],
+    ]
+    assert tool_notices(ev1) == [] and tool_notices(ev3) == []
+    (notice,) = tool_notices(ev2)
+    assert notice.data == {"tool": "describe_column", "outcome": "failed"}
+    last = fake.message_requests[-1].tool_results[-1]
+    assert json.loads(text_of(last)) == {"mean": 41.5, "count": 4.0}
+    assert psutil.pid_exists(pid)
+    await agent.close()
+    assert not psutil.pid_exists(pid)
+
+
+async def test_a_call_cancelled_in_one_turn_does_not_leak_into_the_next(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    """Turn 2 is cancelled while its host-tool call runs: the call is cancelled with it, and turn 3 runs only its own
+    call, with no Notice or result of turn 2's. agent.close() leaves no process behind."""
+    entered = asyncio.Event()
+    outcomes: list[str] = []
+
+    async def hang(tag: str) -> str:
+        """Wait until cancelled."""
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            outcomes.append(f"cancelled {tag}")
+            raise
+        return "never"
+
+    def shout(text: str) -> str:
+        """Upper-case."""
+        outcomes.append(f"shout {text}")
+        return text.upper()
+
+    agent = agent_factory(tools=[hang, shout])
+    thread = agent.thread("cancel")
+    ev1, r1, e1 = await drain(thread.send("one " + call("shout", {"text": "a"})))
+    assert e1 is None and r1 is not None
+    stream = thread.send("two " + call("hang", {"tag": "t2"}))
+    await asyncio.wait_for(entered.wait(), 60.0)
+    stream.cancel()
+    ev2, _r2, e2 = await drain(stream)
+    assert isinstance(e2, RunCancelled), e2
+    assert outcomes == ["shout a", "cancelled t2"]  # the running call was cancelled with its run
+    asked = len(fake.message_requests)
+    ev3, r3, e3 = await drain(thread.send("three " + call("shout", {"text": "hi"})))
+    assert e3 is None and r3 is not None and r3.text == "finished"
+    assert outcomes == ["shout a", "cancelled t2", "shout hi"]  # turn 3 ran only its own call
+    assert [(r.name, r.is_error) for r in of(ev3, ToolResult)] == [("shout", False)]
+    assert tool_notices(ev3) == []
+    sent = [text_of(r) for req in fake.message_requests[asked:] for r in req.tool_results]
+    assert "HI" in sent and not any("cancelled" in t for t in sent[sent.index("HI") :])
+    [pid] = spawns(ev1)
+    assert spawns(ev2) == [] and spawns(ev3) == []  # the interrupted process settled and was parked for turn 3
+    await agent.close()
+    assert not psutil.pid_exists(pid)
+
+
+async def test_two_threads_of_one_agent_call_host_tools_at_the_same_time(
+    agent_factory, fake: FakeAnthropicServer
+) -> None:
+    """Each Thread has its own claude process and route: both calls run at once (each waits for the other), and the
+    failing call's Notice reaches only the Thread whose model made it."""
+    arrived = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    async def meet(side: str) -> str:
+        """Arrive, then wait for the other side."""
+        arrived[side].set()
+        await asyncio.wait_for(arrived["b" if side == "a" else "a"].wait(), 60.0)
+        if side == "b":
+            raise RuntimeError("side b fails after meeting")
+        return f"met {side}"
+
+    agent = agent_factory(tools=[meet])
+    (ev_a, r_a, e_a), (ev_b, r_b, e_b) = await asyncio.gather(
+        drain(agent.thread("a").send("a " + call("meet", {"side": "a"}))),
+        drain(agent.thread("b").send("b " + call("meet", {"side": "b"}))),
+    )
+    assert e_a is None and e_b is None and r_a is not None and r_b is not None
+    [pid_a], [pid_b] = spawns(ev_a), spawns(ev_b)
+    assert pid_a != pid_b
+    assert [(r.name, r.is_error) for r in of(ev_a, ToolResult)] == [("meet", False)]
+    assert [(r.name, r.is_error) for r in of(ev_b, ToolResult)] == [("meet", True)]
+    assert tool_notices(ev_a) == []
+    (notice,) = tool_notices(ev_b)
+    assert notice.data == {"tool": "meet", "outcome": "failed"}
+    sent = sorted(text_of(r) for req in fake.message_requests for r in req.tool_results)
+    assert sent[0] == "met a" and sent[1].startswith("tool 'meet' failed: RuntimeError")
+    await agent.close()
+    assert not psutil.pid_exists(pid_a) and not psutil.pid_exists(pid_b)

@@ -70,8 +70,9 @@ async def test_a_python_function_runs_through_cursors_mcp_json_under_its_own_nam
     tool_fn = tool.define(describe_column)
     driver = make_driver(HAPPY, "--replay-log", str(log), *host_args(("describe_column", {"name": "age"})))
     async with Agent(driver, workspace=str(workspace), tools=[tool_fn]) as agent:
-        token = agent._engine.tool_host.token
         events, result, err = await drain(agent.send("stats please"))
+        token = agent._engine.tool_host.token  # minted when this run started the HTTP server
+    assert token
     assert err is None and result is not None and result.text == "Cursor says hi."
     assert CALLS == ["age"]  # the function really ran, with the model's argument
     (start,) = [c for c in of(events, ToolCall) if c.phase is Phase.START]

@@ -138,3 +138,16 @@ def decision_response(frame: dict[str, Any], decision: Decision) -> dict[str, An
 def error_response(request_id: str, message: str) -> dict[str, Any]:
     """A ``control_response`` that refuses a control request the driver does not serve."""
     return {"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}
+
+
+def mcp_response(request_id: str, reply: dict[str, Any]) -> dict[str, Any]:
+    """The ``control_response`` that carries an in-process MCP server's JSON-RPC reply back to the CLI."""
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": {"mcp_response": reply}},
+    }
+
+
+def cancelled_reply(message_id: Any) -> dict[str, Any]:
+    """The JSON-RPC error that ends a host-tool call whose run was cancelled (the MCP "request cancelled" code)."""
+    return {"jsonrpc": "2.0", "id": message_id, "error": {"code": -32800, "message": "the run was cancelled"}}

@@ -107,6 +107,7 @@ class Driver:
             persistent=True,
             mcp=MCP_TRANSPORTS,
             host_tools=True,
+            host_tools_channel=True,
         )
 
     def validate_config(self) -> None:

@@ -32,7 +32,7 @@ from ...driver import (
     mark_host_tool,
     text_delta,
 )
-from ._approvals import approval_spec, decision_response, error_response
+from ._approvals import approval_spec, cancelled_reply, decision_response, error_response, mcp_response
 from ._config import explain_login
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
@@ -91,6 +91,7 @@ class ClaudeRun:
         self.interrupting = False
         self.user_interrupted = ""
         self.approval_tasks: dict[str, asyncio.Task[None]] = {}
+        self.mcp_tasks: dict[str, asyncio.Task[None]] = {}
         self.withdrawn: set[str] = set()
         self.last: TurnResult | None = None
         self.session_id = proc.session_id or ""
@@ -123,7 +124,8 @@ class ClaudeRun:
 
     async def close(self) -> None:
         """Stop helper tasks (message watcher, approvals still waiting)."""
-        tasks = [t for t in (self._watcher, *self.approval_tasks.values()) if t is not None and not t.done()]
+        helpers = (self._watcher, *self.approval_tasks.values(), *self.mcp_tasks.values())
+        tasks = [t for t in helpers if t is not None and not t.done()]
         for t in tasks:
             t.cancel()
         for t in tasks:
@@ -347,6 +349,10 @@ class ClaudeRun:
         rid = str(frame.get("request_id") or "")
         request = frame.get("request")
         subtype = request.get("subtype") if isinstance(request, dict) else None
+        if subtype == "mcp_message" and isinstance(request, dict) and self._serves(request):
+            work = asyncio.get_running_loop().create_task(self._mcp_message(request, rid))
+            self.mcp_tasks[rid] = work  # one task per message: parallel calls overlap, the reader never waits
+            return
         if subtype != "can_use_tool":
             self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
             return
@@ -371,6 +377,30 @@ class ClaudeRun:
         self.proc.send(decision_response(frame, decision))
         if decision.action == "deny" and decision.interrupt:
             self.user_interrupted = decision.reason or "denied with interrupt"
+
+    def _serves(self, request: dict[str, Any]) -> bool:
+        hosted = self.inv.tools
+        return hosted is not None and hosted.serve is not None and request.get("server_name") == hosted.server
+
+    async def _mcp_message(self, request: dict[str, Any], rid: str) -> None:
+        """Answer one of the host tools' MCP messages (the CLI carries them for the SDK server it was given)."""
+        hosted = self.inv.tools
+        assert hosted is not None and hosted.serve is not None
+        raw = request.get("message")
+        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        try:
+            reply = await hosted.serve(message)
+        except asyncio.CancelledError:
+            # The run is over: answer the call anyway, so the interrupted CLI can finish its turn and stay parked.
+            if message.get("id") is not None:
+                self.proc.send(mcp_response(rid, cancelled_reply(message["id"])))
+            raise
+        except Exception as exc:  # the protocol layer failed: the CLI sees an error, the run goes on
+            self.proc.send(error_response(rid, f"host tools failed: {type(exc).__name__}"))
+            return
+        finally:
+            self.mcp_tasks.pop(rid, None)
+        self.proc.send(mcp_response(rid, reply if reply is not None else {"jsonrpc": "2.0", "result": {}}))
 
     # -- supplemental messages ---------------------------------------------------------------------------
 
