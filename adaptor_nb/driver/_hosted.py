@@ -7,6 +7,7 @@ under the tool's own name with ``details["host_tool"] = True``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -35,6 +36,9 @@ class HostedTools:
     call_timeout: float = 86400.0
     """How long the CLI should wait for one call, in seconds: the tools' own timeouts bound the calls, so a CLI's
     shorter MCP timeout must not cut them off (the longest tool timeout plus a margin, or a day)."""
+    failed: Callable[[str, str], bool] | None = field(default=None, compare=False, repr=False)
+    """``failed(name, text)``: whether the host answered a call of tool ``name`` of this run with the error text
+    ``text`` (each answer counted once), for a CLI that drops the MCP result's ``isError`` flag."""
 
     @property
     def declaration(self) -> HTTP:

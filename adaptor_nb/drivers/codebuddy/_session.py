@@ -34,6 +34,7 @@ from ...driver import (
     text_delta,
 )
 from ._approvals import PLAN_TOOL, allow_response, approval_spec, decision_response, error_response
+from ._host_errors import host_error
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, CodeBuddyProcess
 from ._structured import StructuredCalls, rescue, settle
@@ -199,7 +200,7 @@ class CodeBuddyRun:
 
     def _sourced(self, ev: E) -> E:
         """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
-        ev = mark_host_tool(ev, self.inv.tools)
+        ev = host_error(mark_host_tool(ev, self.inv.tools), self.inv.tools)
         meta = self.source_meta
         if meta is not None and ev.meta.source is None:
             _set(ev, "meta", meta)
