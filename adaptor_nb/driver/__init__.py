@@ -105,6 +105,7 @@ _PUBLIC: dict[str, str] = {
     "secret_var": "._mcp",
     "shielded_close": "._reuse",
     "text_delta": ".._events",
+    "validation_errors": ".._schema",
     "AgentProfile": "._profile",
     "Availability": "._profile",
     "ConfigSchema": "._profile",
@@ -158,6 +159,7 @@ if TYPE_CHECKING:
     from .._result import TranscriptItem as TranscriptItem
     from .._result import TranscriptMessage as TranscriptMessage
     from .._result import Usage as Usage
+    from .._schema import validation_errors as validation_errors
     from ..mcp import HTTP as HTTP
     from ..mcp import SSE as SSE
     from ..mcp import Server as Server

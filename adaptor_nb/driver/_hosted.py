@@ -42,6 +42,9 @@ class HostedTools:
     serve: ServeMessage | None = field(default=None, repr=False, compare=False)
     """The same tools for this run without HTTP: a driver whose CLI carries MCP messages on its own channel
     (Claude Code's SDK servers) passes each message here and writes the reply back; no token is needed then."""
+    failed: Callable[[str, str], bool] | None = field(default=None, compare=False, repr=False)
+    """``failed(name, text)``: whether the host answered a call of tool ``name`` of this run with the error text
+    ``text`` (each answer counted once), for a CLI that drops the MCP result's ``isError`` flag."""
 
     @property
     def declaration(self) -> HTTP:

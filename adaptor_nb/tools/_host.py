@@ -10,6 +10,7 @@ report Notices to the run that caused it and is cancelled with that run.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import secrets
 from collections.abc import Callable
@@ -48,6 +49,7 @@ class ToolHost:
         self._lock: asyncio.Lock | None = None
         self._sinks: dict[str, NoticeSink] = {}
         self._calls: dict[str, set[asyncio.Task[CallOutcome]]] = {}
+        self._failures: dict[str, list[tuple[str, str]]] = {}  # per route: (tool, text) of error answers
         self.closed = False
         self.keepalive = INTERVAL
         """Seconds between progress notifications while a call runs (0: none); read when the server starts."""
@@ -116,7 +118,16 @@ class ToolHost:
             approval=frozenset(n for n, t in self.tools.items() if t.requires_approval),
             call_timeout=self._call_timeout(),
             serve=self._inproc.serve_for(route_of(key)),
+            failed=functools.partial(self._failed, route_of(key)),
         )
+
+    def _failed(self, route: str, name: str, text: str) -> bool:
+        """Whether a call of ``name`` under ``route`` was answered with error ``text``; the answer is counted once."""
+        found = self._failures.get(route, [])
+        if (name, text) not in found:
+            return False
+        found.remove((name, text))
+        return True
 
     def _call_timeout(self) -> float:
         limits = [t.timeout for t in self.tools.values()]
@@ -132,6 +143,7 @@ class ToolHost:
         """The run ended: forget its sink and, when it was cancelled, cancel its calls in flight."""
         route = route_of(key)
         self._sinks.pop(route, None)
+        self._failures.pop(route, None)
         if cancel:
             for task in list(self._calls.get(route, ())):
                 task.cancel()
@@ -151,6 +163,8 @@ class ToolHost:
             outcome = CallOutcome(text=f"tool {name!r} was cancelled", is_error=True, kind="cancelled")
         else:
             outcome = task.result()
+        if outcome.is_error:
+            self._failures.setdefault(route, []).append((name, outcome.text))
         if outcome.notice:
             sink = self._sinks.get(route)
             if sink is not None:

@@ -81,6 +81,9 @@ class Driver:
     """
 
     session_codec = IdentityCodec()
+    # CLI 2.163.0 checks host-tool arguments against the input schema itself: it coerces what it can ({"key": 5}
+    # arrives as "5") and answers the rest with its own error result, so those calls never reach the host.
+    cli_host_tool_validation = "Parameter validation failed"
 
     def __init__(self, config: Config | None = None, **fields: Any) -> None:
         cfg = config if config is not None else Config()

@@ -34,8 +34,10 @@ from ...driver import (
     text_delta,
 )
 from ._approvals import PLAN_TOOL, allow_response, approval_spec, decision_response, error_response
+from ._host_errors import host_error
 from ._mcp import required_failures
 from ._process import EOF, LINES, STDERR, WAKE, CodeBuddyProcess
+from ._structured import StructuredCalls, rescue, settle
 from ._translate import FrameTranslator, TurnResult, parse_result
 
 PROVIDER = "codebuddy"
@@ -104,6 +106,8 @@ class CodeBuddyRun:
         self.prompt_uuid = ""
         self.echo_supported = False  # no --replay-user-messages: a written line counts as delivered
         self.plan_path = ""
+        self.structured_calls = StructuredCalls()
+        self.structured_rescued = False  # the CLI gave up on a valid StructuredOutput call (see _structured)
         self.interrupt_claims: list[ClaimedMessage] = []
         self.interrupting = False
         self.steers: list[_Steer] = []
@@ -196,7 +200,7 @@ class CodeBuddyRun:
 
     def _sourced(self, ev: E) -> E:
         """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
-        ev = mark_host_tool(ev, self.inv.tools)
+        ev = host_error(mark_host_tool(ev, self.inv.tools), self.inv.tools)
         meta = self.source_meta
         if meta is not None and ev.meta.source is None:
             _set(ev, "meta", meta)
@@ -273,6 +277,7 @@ class CodeBuddyRun:
                     elif t == "assistant":
                         self._note_assistant(frame)
                         self._note_plan_file(frame)
+                        self.structured_calls.note(frame)
                         for ev in tr.assistant(frame):
                             await emit(self._sourced(ev))
                         if tr.open_tools and not self._in_tool_phase:
@@ -732,6 +737,10 @@ class CodeBuddyRun:
         self._in_tool_phase = False
         self.tr.open_tools.clear()
         self._rewatch()
+        if self.inv.output_schema is not None and not (self.user_interrupted or self.interrupting):
+            rescued = rescue(self.inv.output_schema.schema, res, self.structured_calls)
+            if rescued is not None:
+                res, self.structured_rescued = rescued, True
         self.last = res
         more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
         self.proc.busy = bool(self.pending)
@@ -791,6 +800,8 @@ class CodeBuddyRun:
             metadata["terminal_reason"] = res.terminal_reason
         if self.tr.init_model:
             metadata["cli_model"] = self.tr.init_model
+        if self.structured_rescued:
+            metadata["structured_output.rescued"] = "true"
         outcome = DriverOutcome(
             text=res.text if res is not None and res.ok else None,
             model=self.tr.model or self.tr.init_model or self.inv.model,
@@ -799,10 +810,17 @@ class CodeBuddyRun:
             session_id=self.session_id,
             healthy=res is not None and res.ok and self.protocol_errors == 0,
         )
-        if res is not None and res.ok and res.has_structured:
-            outcome.structured = res.structured
+        has_structured = res is not None and res.ok and res.has_structured
+        structured = res.structured if res is not None and has_structured else None
+        if self.inv.output_schema is not None and res is not None and res.ok:
+            # CLI 2.163.0 may offer the tool as {data: object}: recover the object the model meant (see _structured).
+            has_structured, structured = settle(
+                self.inv.output_schema.schema, (has_structured, structured), self.structured_calls
+            )
+        if has_structured:
+            outcome.structured = structured
             outcome.has_structured = True
-        if self.inv.output_schema is not None and res is not None and res.ok and not res.has_structured:
+        if self.inv.output_schema is not None and res is not None and res.ok and not has_structured:
             self._failure = DriverFailure(
                 "CodeBuddy finished without calling the StructuredOutput tool, so there is no structured output; "
                 "the answer text is kept in the result",

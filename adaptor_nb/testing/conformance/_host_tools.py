@@ -4,6 +4,11 @@ a validation error, a rejection, a sanitized exception, and cancellation during 
 They apply to drivers that declare ``Descriptor.host_tools``; the driver's model script
 must make ``ModelRun.host_calls`` as calls of the CLI tools ``mcp__pytools__<name>`` and answer ``reply`` only when
 its next request carries tool results containing every ``ModelRun.host_expect`` text.
+
+A driver whose CLI checks a host tool's arguments against its input schema before the host sees them declares it
+with the attribute ``cli_host_tool_validation``: the text the CLI's own error result contains. The validation part
+of ``host_tool_errors`` then makes a call the CLI cannot coerce (an object for a string) and expects that text; it
+still requires an error result and that the function is not called.
 """
 
 from __future__ import annotations
@@ -13,14 +18,15 @@ from typing import Any
 
 from adaptor_nb import Notice, Phase, RunCancelled, ToolCall, ToolResult, tool
 
-from ._cases import ModelRun
-from ._harness import _Harness, _same_text, _success
+from ._cases import ConformanceCase, ModelRun
+from ._harness import _Harness, _make_driver, _same_text, _success
 from ._verdicts import _expect, _skip
 
 HOST_TOOL_PREFIX = "mcp__pytools__"
 LOOKUP = "conformance_lookup"
 WAIT = "conformance_wait"
 REJECTION = "conformance rejection: no access"
+CLI_VALIDATION = "cli_host_tool_validation"
 
 
 class _Tools:
@@ -59,6 +65,13 @@ def _applies(h: _Harness) -> None:
         _skip("the driver does not declare host_tools, so it refuses tools=")
 
 
+async def _cli_validation(h: _Harness) -> str:
+    """The text of the CLI's own argument-validation error the driver declares, or "" (the host validates)."""
+    driver = await _make_driver(h.settings, ConformanceCase(check=h.name), h.stack)
+    marker = getattr(driver, CLI_VALIDATION, "")
+    return marker if isinstance(marker, str) else ""
+
+
 def _host_results(events: list[Any]) -> list[ToolResult]:
     results = [e for e in events if isinstance(e, ToolResult)]
     for r in results:
@@ -94,8 +107,10 @@ async def check_host_tool_errors(h: _Harness) -> str | None:
     _applies(h)
     tools = _Tools()
     reply = "Conformance answer after three failed host-tool calls."
-    calls = ((LOOKUP, {"key": 5}), (LOOKUP, {"key": "secret"}), (LOOKUP, {"key": "boom"}))
-    expect = ("invalid arguments", REJECTION, "RuntimeError: conformance failure")
+    cli_marker = await _cli_validation(h)
+    ill_typed: dict[str, Any] = {"key": {"not": "a string"}} if cli_marker else {"key": 5}
+    calls = ((LOOKUP, ill_typed), (LOOKUP, {"key": "secret"}), (LOOKUP, {"key": "boom"}))
+    expect = (cli_marker or "invalid arguments", REJECTION, "RuntimeError: conformance failure")
     agent = await h.start(ModelRun(reply=reply, host_calls=calls, host_expect=expect), tools=tools.definitions())
     out = await h.run(agent.send(h.prompt(0)))
     result = _success(out, "a run whose host-tool calls fail")
@@ -105,7 +120,7 @@ async def check_host_tool_errors(h: _Harness) -> str | None:
     _expect(sorted(tools.looked_up) == ["boom", "secret"], "the ill-typed call must not reach the function")
     notices = [e for e in out.events if isinstance(e, Notice) and e.kind == "tool.error"]
     _expect(len(notices) == 1 and "Traceback" not in notices[0].text, "one sanitized tool.error Notice expected")
-    return None
+    return "the CLI validated the arguments (declared)" if cli_marker else None
 
 
 async def check_host_tool_cancel(h: _Harness) -> str | None:
