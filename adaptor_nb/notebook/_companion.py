@@ -75,14 +75,3 @@ class LiveOutputs:
     def update(self, final: Any) -> None:
         bundle = final.bundle if isinstance(final, StaticRun) else self._view.static_bundle()
         self.static.update(companion(bundle))
-
-
-def show_live(view: Any, shell: Any) -> Any:
-    """Display a live view; returns the handle whose ``update(final)`` writes the finished run."""
-    import IPython.display
-
-    from ._runner import show_updatable
-
-    if split_outputs(shell):
-        return LiveOutputs(view, IPython.display.display)
-    return show_updatable(view)

@@ -73,6 +73,17 @@ def show(obj: Any) -> None:
     display(obj)
 
 
+def show_live(view: Any, shell: Any) -> Any:
+    """Display a live view; returns the handle whose ``update(final)`` writes the finished run."""
+    from ._companion import LiveOutputs, split_outputs
+
+    if split_outputs(shell):
+        import IPython.display
+
+        return LiveOutputs(view, IPython.display.display)
+    return show_updatable(view)
+
+
 def show_updatable(obj: Any) -> Any:
     """Display ``obj`` with a display id; returns the handle that updates that same output later."""
     import IPython.display
@@ -224,8 +235,6 @@ async def run_cell(line: str, body: str) -> None:
         view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
         view.attach(stream)
         if front_end(shell):
-            from ._companion import show_live
-
             handle = show_live(view, shell)
     run_id = session.started(stream, view, plan)
     status = "failed"
