@@ -65,7 +65,7 @@ def _decision(run: ModelRun, req: ChatRequest) -> ChatReply | None:
 
 
 def _structured_call(value: dict[str, object], req: ChatRequest) -> dict[str, object]:
-    """The call in the form the CLI offered: at times (a race in CLI 2.163.0) its tool takes {data: object}."""
+    """The call in the form the CLI offered, as a model makes it: at times CLI 2.163.0 offers {data: object}."""
     tools = [t["function"] for t in req.body.get("tools", ()) if t["function"]["name"] == "StructuredOutput"]
     offered = tools[0]["parameters"].get("properties", {}) if tools else {}
     return {"data": value} if set(offered) == {"data"} else value

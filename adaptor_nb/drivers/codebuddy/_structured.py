@@ -1,10 +1,13 @@
 """The structured answer of a run, recovered when CLI 2.163.0 offered its StructuredOutput tool in a fallback form.
 
-The CLI reads the ``--json-schema`` for the tool's parameters from a per-request async-context store; when the tool
-list is built outside that context it finds none and offers ``{data: object}`` instead (a race inside the CLI). Then
-the model's call either carries the object under ``data`` (the CLI reports ``{"data": {...}}`` as the structured
-output) or uses the real schema (the CLI rejects it: "missing required parameter(s): data"). Either way the object the
-model meant is here: every candidate is validated locally against the run's schema and the first valid one is used.
+The CLI reads the ``--json-schema`` for the tool's parameters from a per-request async-context store. When it finds
+none there (the tool list built outside that context: a race inside the CLI), it offers ``{data: object}`` and rejects
+calls in both forms (a ``data`` call fails the real schema, a real-form call lacks ``data``), so the turn ends with
+``error_during_execution``. When
+its schema checker rejects the schema itself (for example a draft 2020-12 ``$schema``), it offers ``{data: object}``
+and checks calls against that, so a ``{"data": {...}}`` call is accepted and reported as the structured output.
+Either way the object the model meant is among its calls: every candidate (the reported value, the object under
+``data``, each call's input) is validated locally against the run's schema, and a valid one is used.
 """
 
 from __future__ import annotations
