@@ -160,6 +160,7 @@ class Result:
     thread_key: str = ""
     duration: float = 0.0
     _raw: RawStreams = field(default_factory=RawStreams, repr=False)
+    _raw_chunks: tuple[list[bytes], list[bytes]] | None = field(default=None, repr=False)
     _transcript: list[TranscriptItem] = field(default_factory=list, repr=False)
     _messages: list[MessageOutcome] = field(default_factory=list, repr=False)
     _subagents: list[SubagentResult] = field(default_factory=list, repr=False)
@@ -169,7 +170,18 @@ class Result:
 
     def raw(self) -> RawStreams:
         """Complete stdout/stderr and the terminal payload (a copy that shares nothing with the Result)."""
-        return RawStreams(self._raw.stdout, self._raw.stderr, copy.deepcopy(self._raw.terminal))
+        raw = self._streams()
+        return RawStreams(raw.stdout, raw.stderr, copy.deepcopy(raw.terminal))
+
+    def _streams(self) -> RawStreams:
+        """``_raw``, with stdout and stderr joined from their chunks the first time they are needed."""
+        if self._raw_chunks is not None:
+            out, err = self._raw_chunks
+            self._raw = RawStreams(
+                self._raw.stdout + b"".join(out), self._raw.stderr + b"".join(err), self._raw.terminal
+            )
+            self._raw_chunks = None
+        return self._raw
 
     def transcript(self) -> list[TranscriptItem]:
         """Normalized provider items plus delivered supplemental messages (a deep copy)."""
@@ -256,10 +268,11 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
         out.metadata.update(p.metadata)
         out.thread_key = p.thread_key or out.thread_key
         out.duration += p.duration
+        mine, theirs = out._streams(), p._streams()
         out._raw = RawStreams(
-            out._raw.stdout + p._raw.stdout,
-            out._raw.stderr + p._raw.stderr,
-            p._raw.terminal or out._raw.terminal,
+            mine.stdout + theirs.stdout,
+            mine.stderr + theirs.stderr,
+            theirs.terminal or mine.terminal,
         )
         out._transcript.extend(p._transcript)
         out._messages.extend(replace(m, turn=m.turn + base if m.turn else 0) for m in p._messages)

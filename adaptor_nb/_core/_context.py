@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .._enums import NoticeKind, Phase, Role
@@ -56,8 +57,9 @@ class RunContextImpl:
         self.usage: Usage | None = None
         self._turn_text: list[str] = []
         self.last_text = ""
-        self.stdout = bytearray()
-        self.stderr = bytearray()
+        # Raw streams as the chunks they arrived in: joined only if somebody asks for them (Result.raw()).
+        self.stdout: list[bytes] = []
+        self.stderr: list[bytes] = []
         self.terminal_payload: TerminalPayload | None = None
         self.items: list[TranscriptItem] = []
         self.turn_open = False  # a provider turn started and has not reached turn_end yet
@@ -102,6 +104,14 @@ class RunContextImpl:
             return True
         return False
 
+    def emit_texts_nowait(
+        self, texts: Sequence[str], start: int = 0, message_id: str = "", source: EventSourceMeta | None = None
+    ) -> int:
+        stop = self._broker.push_texts(texts, start, message_id, source)
+        if stop > start:
+            self._turn_text.extend(texts if start == 0 and stop == len(texts) else texts[start:stop])
+        return stop
+
     def emit_nowait(self, event: Event) -> bool:
         if type(event) is TextDelta:
             if event.phase is not _CONTENT or event.role is not _ASSISTANT or type(event.text) is not str:
@@ -127,10 +137,10 @@ class RunContextImpl:
         )
 
     def raw_stdout(self, data: bytes) -> None:
-        self.stdout += data
+        self.stdout.append(data if type(data) is bytes else bytes(data))
 
     def raw_stderr(self, data: bytes) -> None:
-        self.stderr += data
+        self.stderr.append(data if type(data) is bytes else bytes(data))
 
     def terminal(self, event: str, payload: Any) -> None:
         self.terminal_payload = TerminalPayload(event=event, json=payload)

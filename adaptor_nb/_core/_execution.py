@@ -490,7 +490,8 @@ class Execution:
             thread_key=self.thread_key,
             duration=time.monotonic() - self._t0,
         )
-        r._raw = RawStreams(bytes(ctx.stdout), bytes(ctx.stderr), ctx.terminal_payload)
+        r._raw = RawStreams(terminal=ctx.terminal_payload)
+        r._raw_chunks = (list(ctx.stdout), list(ctx.stderr))  # joined on first use: most results never need them
         r._transcript = list(ctx.items)
         r._messages = self.queue.outcomes()
         r._subagents = list(ctx.subagents.values())

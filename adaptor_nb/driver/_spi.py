@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -292,6 +292,16 @@ class RunContext(Protocol):
 
         The cheapest way to publish plain assistant text; ``source`` gives its provider coordinates (the
         ``meta.source`` it would otherwise carry). False means ``await emit(TextDelta(...))`` instead.
+        """
+        ...
+
+    def emit_texts_nowait(
+        self, texts: Sequence[str], start: int = 0, message_id: str = "", source: EventSourceMeta | None = None
+    ) -> int:
+        """``emit_text_nowait`` for each of ``texts[start:]`` in order, as far as it goes without a coroutine.
+
+        Returns the index of the first text not published (``len(texts)`` when all were): publish that one with
+        ``await emit(TextDelta(...))``, then call again from the next. For a block of deltas read together.
         """
         ...
 

@@ -36,8 +36,19 @@ def expected(line: str) -> Any:
     return obj if isinstance(obj, dict) else line.encode()
 
 
+def per_line(frames: list[Any]) -> list[Any]:
+    """The frames one per stdout line: a short-cut frame ``(index, [text, ...])`` becomes one ``(index, text)`` each."""
+    out: list[Any] = []
+    for frame in frames:
+        if isinstance(frame, tuple):
+            out.extend((frame[0], text) for text in frame[1])
+        else:
+            out.append(frame)
+    return out
+
+
 def as_object(frame: Any) -> Any:
-    """A short-cut frame ``(index, text)`` compared through what it stands for."""
+    """A short-cut line ``(index, text)`` compared through what it stands for."""
     if isinstance(frame, tuple):
         index, text = frame
         return {"index": index, "text": text}
@@ -60,9 +71,11 @@ def reduce(obj: Any) -> Any:
 
 def test_recorded_cli_deltas_take_the_short_cut() -> None:
     lines = [x for x in FIXTURE.read_text().splitlines() if x.strip()]
-    frames, session_id = decode_block("\n".join(lines).encode(), {})
+    grouped, session_id = decode_block("\n".join(lines).encode(), {})
+    frames = per_line(grouped)
     assert session_id == SESSION
     assert len(frames) == len(lines)
+    assert len(grouped) < len(frames)  # the recording's consecutive deltas of one block share a frame
     shortcut = [f for f in frames if isinstance(f, tuple)]
     deltas = [json.loads(x) for x in lines if '"text_delta"' in x]
     assert len(shortcut) == len(deltas) > 0
@@ -76,8 +89,8 @@ def test_recorded_cli_deltas_take_the_short_cut() -> None:
 def test_any_text_round_trips(text: str, index: int, ascii_only: bool) -> None:
     line = delta_line(text, index, ensure_ascii=ascii_only)
     frames, _ = decode_block(line.encode("utf-8", "surrogatepass"), {})
-    assert frames == [(index, text)]
-    assert as_object(frames[0]) == reduce(json.loads(line))
+    assert frames == [(index, [text])]
+    assert as_object(per_line(frames)[0]) == reduce(json.loads(line))
 
 
 def test_lines_off_the_layout_are_decoded_in_full() -> None:
@@ -106,4 +119,22 @@ def test_lines_off_the_layout_are_decoded_in_full() -> None:
 def test_mixed_block_keeps_order_and_bytes_of_bad_lines() -> None:
     lines = [delta_line("a"), "not json", delta_line("b", index=2), '{"type":"system","subtype":"init"}', "[1]"]
     frames, _ = decode_block("\n".join(lines).encode(), {})
-    assert frames == [(0, "a"), b"not json", (2, "b"), {"type": "system", "subtype": "init"}, b"[1]"]
+    assert frames == [(0, ["a"]), b"not json", (2, ["b"]), {"type": "system", "subtype": "init"}, b"[1]"]
+
+
+def test_consecutive_deltas_of_one_block_share_a_frame_and_anything_else_starts_a_new_one() -> None:
+    lines = [
+        delta_line("a"),
+        delta_line("b"),
+        delta_line("c", index=1),  # another block
+        delta_line("d", index=1),
+        delta_line("sub", index=1, parent="toolu_01"),  # decoded in full: it ends the run
+        delta_line("e", index=1),
+        "",  # a blank line is no frame and keeps the run
+        delta_line("f", index=1),
+        '{"type":"system","subtype":"status"}',  # any other frame ends the run too
+        delta_line("g", index=1),
+    ]
+    frames, _ = decode_block("\n".join(lines).encode(), {})
+    assert frames[:3] == [(0, ["a", "b"]), (1, ["c", "d"]), json.loads(lines[4])]
+    assert frames[3:] == [(1, ["e", "f"]), json.loads(lines[8]), (1, ["g"])]

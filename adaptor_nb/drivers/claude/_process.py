@@ -30,8 +30,9 @@ _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # 
 _READ = 1 << 16  # a block's frames are handed on before the next read: smaller blocks keep fewer alive at once
 
 # A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
-# of all (a top-level text delta in exactly the CLI's own layout), ``(block index, text)`` without the dicts.
-Frame = dict[str, Any] | bytes | tuple[int, str]
+# of all (a top-level text delta in exactly the CLI's own layout), ``(block index, [text, ...])`` without the dicts:
+# consecutive such lines of one content block share one frame, their texts in order.
+Frame = dict[str, Any] | bytes | tuple[int, list[str]]
 
 # The layout Claude Code writes a top-level text delta in. Only a line that matches it whole takes the short cut;
 # the text itself is decoded by the json module's own string scanner, so escapes and validation are the same.
@@ -62,6 +63,7 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
     session_id = ""
     scan = _scan
     head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
+    run: tuple[int, list[str]] | None = None  # the text-delta frame the next delta of the same block joins
     for line in lines:
         if not line:
             continue
@@ -80,8 +82,14 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
                     pass
                 else:
                     if _DELTA_TAIL(line, end) is not None:
-                        append((int(index), text))
+                        block_index = int(index)
+                        if run is not None and run[0] == block_index:
+                            run[1].append(text)
+                        else:
+                            run = (block_index, [text])
+                            append(run)
                         continue
+        run = None
         try:
             obj, end = scan(line, 0)
             if end != len(line) and line[end:].strip():

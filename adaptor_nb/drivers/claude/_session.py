@@ -178,7 +178,7 @@ class ClaudeRun:
     async def _loop(self) -> None:
         ctx = self.ctx
         emit = ctx.emit
-        emit_text = ctx.emit_text_nowait
+        emit_texts = ctx.emit_texts_nowait
         emit_nowait = ctx.emit_nowait
         meta = self.source_meta
         tr = self.tr
@@ -192,14 +192,18 @@ class ClaudeRun:
                 for frame in item[2]:
                     ft = type(frame)
                     if ft is tuple:
-                        # The hot path: a top-level text delta, already reduced to (block index, text) by the reader.
+                        # The hot path: top-level text deltas of one block, as (index, [text, ...]) from the reader.
                         self.saw_output = True
                         blk = blocks.get(frame[0])
                         if blk is not None:
-                            text: str = frame[1]
-                            blk.parts.append(text)
-                            if not emit_text(text, tr.msg_id, None if meta is None else meta.source):
-                                await emit(self._sourced(text_delta(text, tr.msg_id)))
+                            texts: list[str] = frame[1]
+                            blk.parts += texts
+                            msg_id = tr.msg_id
+                            source = None if meta is None else meta.source
+                            done = emit_texts(texts, 0, msg_id, source)
+                            while done < len(texts):  # the buffer asks for a hand-over: one through the full path
+                                await emit(self._sourced(text_delta(texts[done], msg_id)))
+                                done = emit_texts(texts, done + 1, msg_id, source)
                         continue
                     if ft is not dict:
                         await self._not_json(frame)
