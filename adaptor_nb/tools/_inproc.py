@@ -52,6 +52,8 @@ class InProcessTools:
         method = message.get("method")
         raw = message.get("params")
         params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if method == "tools/call" and _plain_call(params):
+            return {"jsonrpc": "2.0", "id": mid, "result": await self._call(route, params)}
         result: BaseModel
         try:
             if method == "initialize":
@@ -77,6 +79,22 @@ class InProcessTools:
         except ValidationError as exc:
             return _error(mid, mt.INVALID_PARAMS, f"invalid params ({exc.error_count()} error(s))")
         return {"jsonrpc": "2.0", "id": mid, "result": result.model_dump(by_alias=True, mode="json", exclude_none=True)}
+
+    async def _call(self, route: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A well-formed ``tools/call``: the reply is built as a plain dict (the message sits on every round trip)."""
+        outcome = await self._on_call(route, params["name"], params.get("arguments") or {})
+        reply: dict[str, Any] = {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
+        if outcome.structured is not None and not outcome.is_error:
+            reply["structuredContent"] = outcome.structured
+        return reply
+
+
+def _plain_call(params: dict[str, Any]) -> bool:
+    """Whether ``tools/call`` params need no model to read: a string name and an object (or no) arguments.
+
+    Anything else goes through ``mcp.types`` validation, which answers INVALID_PARAMS as before."""
+    arguments = params.get("arguments")
+    return isinstance(params.get("name"), str) and (arguments is None or isinstance(arguments, dict))
 
 
 def _version(asked: object) -> str:
