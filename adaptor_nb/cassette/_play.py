@@ -3,29 +3,91 @@
 FRAMES holds the frames of one recorded process (in/out/err/msg/eof/exit with their text, see ``read_frames``).
 Recorded output is written in order; at each recorded input the player waits for the driver's next stdin line,
 and at each ``msg`` frame (where the host sent a supplemental message) for the host's signal on FIFO
-(``+`` to go on; ``!`` and a reason to stop: the player prints the reason and exits with status 3).
+(``+`` to go on; ``!`` and a reason to stop: the player prints the reason and exits with status 3). Every wait
+watches the FIFO too, so a stop signal ends the replay whatever the player waits for.
 Identifiers the driver makes up afresh each run (request ids, message uuids) are learnt by comparing that line
 with the recorded one, and put into the output that follows, so the driver sees answers to its own requests.
 After the last frame it waits for stdin to close and exits with the recorded exit code (0 if none).
+
+The player starts for every replayed process, so it imports little: not ``typing``, not ``threading`` (one
+``select`` loop reads stdin and the FIFO), not ``signal`` unless it must die by one, and not ``json``, whose
+import (with ``re``) takes longer than the rest of the player's start: it uses json's C accelerator directly,
+with the same output, and falls back to ``json`` where that is missing.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import signal
+import select
 import sys
-import threading
+import time
 
 TYPE_CHECKING = False  # the player starts for every replayed process: it does not import typing to run
 if TYPE_CHECKING:
     from typing import Any
 
+try:
+    import _json
+except ImportError:  # not CPython: the json package, at its import cost
+    _json = None  # type: ignore[assignment]
+
 MISMATCH = 3
 MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again before the replay gives up
 PLACEHOLDER = b"00000000-0000-4000-8000-"  # how the cassette's scrubber starts every UUID it replaces
-_PLACEHOLDER_ID = re.compile(rb"00000000-0000-4000-8000-[0-9a-f]{12}")
+PLACEHOLDER_SIZE = len(PLACEHOLDER) + 12  # and then 12 lower-case hex digits
+_HEX = frozenset(b"0123456789abcdef")
+_WHITESPACE = " \t\n\r"
+READ_SIZE = 1 << 16
+
+
+def _constant(name: str) -> float:
+    return float(name.replace("Infinity", "inf"))  # NaN, Infinity, -Infinity, as json reads them
+
+
+def _unserialisable(obj: object) -> object:
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+
+
+class _Reading:
+    """What json's C scanner reads from its context: json.loads's defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_constant)
+
+
+if _json is not None:
+    _scan = _json.make_scanner(_Reading())  # type: ignore[arg-type]
+    # json.dumps(obj, ensure_ascii=False, separators=(",", ":")), without the circular-reference check
+    _encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring, None, ":", ",", False, False, True)
+
+    def _loads(text: str) -> Any:
+        """The JSON value of ``text`` (surrounding whitespace allowed); ValueError when it is not one."""
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        try:
+            value, end = _scan(text, start)
+        except StopIteration:
+            raise ValueError("no JSON value") from None
+        if text[end:].strip(_WHITESPACE):
+            raise ValueError("extra data after the JSON value")
+        return value
+
+    def _dumps(obj: Any) -> str:
+        return "".join(_encode(obj, 0))
+
+else:
+    import json
+
+    def _loads(text: str) -> Any:
+        return json.loads(text)
+
+    def _dumps(obj: Any) -> str:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
 
 
@@ -51,7 +113,7 @@ def remap(obj: Any, ids: dict[str, Any]) -> Any:
         out: dict[str, Any] = {}
         for key, value in obj.items():
             if key in ID_KEYS and isinstance(value, str | int):
-                out[key] = ids.get(json.dumps(value), value)
+                out[key] = ids.get(_dumps(value), value)
             else:
                 out[key] = remap(value, ids)
         return out
@@ -62,8 +124,8 @@ def remap(obj: Any, ids: dict[str, Any]) -> Any:
 
 def _parse(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
-    except ValueError:
+        return _loads(raw.decode("utf-8"))
+    except ValueError:  # also a line that is not UTF-8
         return None
 
 
@@ -76,7 +138,7 @@ class Ids:
     """
 
     def __init__(self) -> None:
-        self.values: dict[str, Any] = {}  # json.dumps(recorded value) -> the driver's value
+        self.values: dict[str, Any] = {}  # the recorded value as JSON -> the driver's value
         self._placeholders: set[bytes] = set()
         self._others: list[bytes] = []
 
@@ -84,23 +146,29 @@ class Ids:
         return bool(self.values)
 
     def add(self, recorded: str | int, actual: str | int) -> None:
-        key = json.dumps(recorded)
+        key = _dumps(recorded)
         if key in self.values:
             self.values[key] = actual
             return
         self.values[key] = actual
         raw = str(recorded).encode("utf-8", "surrogateescape")
-        if isinstance(recorded, str) and _PLACEHOLDER_ID.fullmatch(raw):
+        if isinstance(recorded, str) and _is_placeholder(raw):
             self._placeholders.add(raw)
         else:
             self._others.append(raw)
 
     def found_in(self, line: bytes) -> bool:
-        if self._placeholders and PLACEHOLDER in line:
-            for found in _PLACEHOLDER_ID.findall(line):
-                if found in self._placeholders:
+        if self._placeholders:
+            at = line.find(PLACEHOLDER)
+            while at >= 0:
+                if line[at : at + PLACEHOLDER_SIZE] in self._placeholders:
                     return True
+                at = line.find(PLACEHOLDER, at + 1)
         return any(raw in line for raw in self._others)
+
+
+def _is_placeholder(raw: bytes) -> bool:
+    return len(raw) == PLACEHOLDER_SIZE and raw.startswith(PLACEHOLDER) and _HEX.issuperset(raw[len(PLACEHOLDER) :])
 
 
 def _out_line(raw: bytes, ids: Ids) -> bytes:
@@ -109,9 +177,7 @@ def _out_line(raw: bytes, ids: Ids) -> bytes:
     obj = _parse(raw)
     if obj is None:
         return raw
-    return json.dumps(remap(obj, ids.values), ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8", "surrogateescape"
-    )
+    return _dumps(remap(obj, ids.values)).encode("utf-8", "surrogateescape")
 
 
 def read_frames(data: bytes) -> list[tuple[str, int, bytes]]:
@@ -127,30 +193,77 @@ def read_frames(data: bytes) -> list[tuple[str, int, bytes]]:
     return frames
 
 
-class Messages:
-    """The host's signals on the FIFO, read by a thread: each ``+`` lets one ``msg`` frame pass; ``!`` ends it all."""
+class Input:
+    """The driver's stdin lines and the host's signals on the FIFO, read in one ``select`` loop.
 
-    def __init__(self, path: str) -> None:
-        self._passes = threading.Semaphore(0)
-        self._fh = open(path, "rb", buffering=0)  # noqa: SIM115 - read for the life of the process
-        threading.Thread(target=self._read, daemon=True).start()
+    Each ``+`` on the FIFO lets one ``msg`` frame pass; ``!`` and a reason ends the replay at once. Whatever the
+    player waits for (a line, the end of stdin, a message), the FIFO is watched too.
+    """
 
-    def _read(self) -> None:
-        pending = b""
+    def __init__(self, fifo: str | None) -> None:
+        self._stdin = sys.stdin.fileno()
+        self._pending = b""
+        self._eof = False
+        # The host holds the FIFO open for writing, so this open finds a writer at once.
+        self._fifo: int | None = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if fifo else None
+        self._signals = b""
+        self._passes = 0
+
+    def line(self) -> bytes | None:
+        """The driver's next stdin line without its newline (a last line without one as it is); None at EOF."""
         while True:
-            chunk = self._fh.read(4096)
-            if not chunk:
-                return
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                if line.startswith(b"!"):
-                    _stop(str(json.loads(line[1:].decode("ascii"))))
-                self._passes.release()
+            cut = self._pending.find(b"\n")
+            if cut >= 0:
+                line = self._pending[:cut]
+                self._pending = self._pending[cut + 1 :]
+                return line
+            if self._eof:
+                rest, self._pending = self._pending, b""
+                return rest or None
+            self._wait(True, None)
 
-    def wait(self, text: str) -> None:
-        if not self._passes.acquire(timeout=MESSAGE_WAIT):
-            _stop(f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s")
+    def message(self, text: str) -> None:
+        """Wait for the host's signal that it sent the message recorded here (``text``)."""
+        deadline = time.monotonic() + MESSAGE_WAIT
+        while not self._passes:
+            if not self._wait(False, deadline):
+                _stop(f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s")
+        self._passes -= 1
+
+    def _wait(self, stdin: bool, deadline: float | None) -> bool:
+        """Wait until stdin (if ``stdin``) or the FIFO has something and read it; False when ``deadline`` passed."""
+        fds = [self._stdin] if stdin else []
+        if self._fifo is not None:
+            fds.append(self._fifo)
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select(fds, [], [], timeout)
+        if not ready:
+            return False
+        if self._fifo is not None and self._fifo in ready:
+            self._read_signals(self._fifo)
+        if stdin and self._stdin in ready:
+            chunk = os.read(self._stdin, READ_SIZE)
+            if chunk:
+                self._pending += chunk
+            else:
+                self._eof = True
+        return True
+
+    def _read_signals(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        if not chunk:  # the host closed the FIFO: no more signals
+            os.close(fd)
+            self._fifo = None
+            return
+        self._signals += chunk
+        while b"\n" in self._signals:
+            line, self._signals = self._signals.split(b"\n", 1)
+            if line.startswith(b"!"):
+                _stop(str(_parse(line[1:])))
+            self._passes += 1
 
 
 def _stop(why: str) -> None:
@@ -163,8 +276,7 @@ def _stop(why: str) -> None:
     os._exit(MISMATCH)
 
 
-def play(frames: list[tuple[str, int, bytes]], messages: Messages | None = None) -> int:
-    stdin = sys.stdin.buffer
+def play(frames: list[tuple[str, int, bytes]], stdin: Input) -> int:
     stdout = sys.stdout.buffer
     ids = Ids()
     closed = False
@@ -179,23 +291,21 @@ def play(frames: list[tuple[str, int, bytes]], messages: Messages | None = None)
         if pending and not _flush(stdout, pending):
             return 0
         if kind == "msg":
-            if messages is not None:
-                messages.wait(raw.decode("utf-8", "replace"))
+            stdin.message(raw.decode("utf-8", "replace"))
         elif kind == "err":
             sys.stderr.buffer.write(raw)
             sys.stderr.buffer.flush()
         elif kind == "in" and not closed:
-            got = stdin.readline()
-            if not got:
+            got = stdin.line()
+            if got is None:
                 closed = True
                 continue
-            got = got[:-1] if got.endswith(b"\n") else got
             if got != raw:
                 recorded, actual = _parse(raw), _parse(got)
                 if recorded is not None and actual is not None:
                     learn(recorded, actual, ids)
         elif kind == "eof" and not closed:
-            while stdin.readline():
+            while stdin.line() is not None:
                 pass
             closed = True
         elif kind == "exit":
@@ -203,7 +313,7 @@ def play(frames: list[tuple[str, int, bytes]], messages: Messages | None = None)
     if pending and not _flush(stdout, pending):
         return 0
     if not closed:
-        while stdin.readline():
+        while stdin.line() is not None:
             pass
     return 0
 
@@ -222,6 +332,8 @@ def _flush(stdout: Any, pending: list[bytes]) -> bool:
 def _exit(rc: int) -> int:
     """Exit as the recorded CLI did: with its code, or killed by the same signal."""
     if rc < 0:
+        import signal  # only here: it imports enum
+
         sys.stdout.flush()
         os.kill(os.getpid(), -rc)
         signal.pause()
@@ -234,7 +346,7 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[1], "rb") as fh:
         frames = read_frames(fh.read())
-    return play(frames, Messages(argv[2]) if len(argv) == 3 else None)
+    return play(frames, Input(argv[2] if len(argv) == 3 else None))
 
 
 if __name__ == "__main__":

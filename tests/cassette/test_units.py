@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,38 @@ def test_the_player_finds_placeholder_ids_among_many() -> None:
     assert json.loads(_play._out_line(echo.encode(), ids))["uuid"] == "fresh-57"
     other = json.dumps({"type": "stream_event", "uuid": f"{_scrub.PLACEHOLDER_PREFIX}{500:012d}"}).encode()
     assert _play._out_line(other, ids) is other  # no recorded id in it: passed on as it is, unparsed
+
+
+def test_the_player_reads_and_writes_json_as_the_json_package_does() -> None:
+    lines = [
+        b'{"a":[1,2.5,"x\\u00e9\xc3\xa9",null,true,false,{"b":{}}]}',
+        b" [1, -2e3] ",
+        b"NaN",
+        b'"just a string"',
+        b"1 2",
+        b'{"a":',
+        b"",
+        b"not json",
+        b'{"a": 1}\xff',
+    ]
+    for line in lines:
+        try:
+            expected = json.loads(line.decode("utf-8"))
+        except ValueError:
+            expected = None
+        got = _play._parse(line)
+        assert got == expected or (got != got and expected != expected), line  # NaN is not equal to itself
+        if expected is not None:
+            assert _play._dumps(got) == json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_the_player_starts_without_the_slow_imports() -> None:
+    code = (
+        f"import sys; sys.argv = ['play']; sys.path.insert(0, {str(Path(_play.__file__).parent)!r}); import _play; "
+        "print(' '.join(sorted({'json', 're', 'threading', 'signal', 'typing', 'enum'} & set(sys.modules))))"
+    )
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
 
 
 def test_the_play_file_holds_each_frame_as_it_was() -> None:

@@ -7,7 +7,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from adaptor_nb import Agent, Notice, ProcessInfo, ProcessKind, ResumeRejectedError, ThreadCheckpointMissingError
+from adaptor_nb import (
+    Agent,
+    InvalidDriverConfigError,
+    Notice,
+    ProcessInfo,
+    ProcessKind,
+    ResumeRejectedError,
+    ThreadCheckpointMissingError,
+)
 from adaptor_nb.drivers import claude
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
 from adaptor_nb.threadstore import MemoryStore
@@ -158,3 +166,32 @@ async def test_fork_without_a_checkpoint_is_refused(agent_factory) -> None:
     events, result, err = await drain(agent.thread("empty").fork("child").send("x"))
     assert result is None and isinstance(err, ThreadCheckpointMissingError)
     assert not [p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN]
+
+
+async def test_a_process_environment_change_between_sends_starts_a_new_process(agent_factory, monkeypatch) -> None:
+    thread = agent_factory().thread("environ")
+    ev1, _, _ = await drain(thread.send("one [[say first]]"))
+    ev2, _, _ = await drain(thread.send("two [[say second]]"))
+    monkeypatch.setenv("ADAPTOR_NB_TEST_MARK", "changed")  # the CLI inherits it, so the kept process is not the same
+    ev3, r3, err = await drain(thread.send("three [[say third]]"))
+    [p1], [p3] = spawns(ev1), spawns(ev3)
+    assert spawns(ev2) == [] and p3 != p1
+    assert err is None and r3 is not None and r3.text == "third"
+
+
+async def test_a_config_changed_in_place_between_sends_is_checked_and_launched_again(make_config, workspace) -> None:
+    driver = claude.Driver(make_config())
+    agent = Agent(driver, workspace=str(workspace))
+    try:
+        thread = agent.thread("in-place")
+        ev1, _, _ = await drain(thread.send("one [[say first]]"))
+        driver.config.allowed_tools.append("")  # a frozen Config's list, changed in place: invalid now
+        ev2, _, err = await drain(thread.send("two [[say second]]"))
+        assert isinstance(err, InvalidDriverConfigError) and err.option == "allowed_tools"
+        assert spawns(ev2) == []
+        driver.config.allowed_tools[-1] = "Read"  # valid again, and a different command line
+        ev3, r3, err3 = await drain(thread.send("three [[say third]]"))
+        [p1], [p3] = spawns(ev1), spawns(ev3)
+        assert err3 is None and r3 is not None and r3.text == "third" and p3 != p1
+    finally:
+        await agent.close()

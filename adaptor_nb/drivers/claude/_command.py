@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +143,61 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     for k in sorted(env):
         digest.update(b"\0" + k.encode() + b"=" + env[k].encode())
     return Launch(argv=argv, env=env, cwd=cwd, fingerprint=digest.hexdigest(), schema=inv.output_schema is not None)
+
+
+def environ_state() -> dict[Any, Any]:
+    """A copy of the process environment that is cheap to take and to compare (CPython keeps it encoded in
+    ``os.environ._data``; elsewhere the decoded mapping is copied)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else dict(os.environ)
+
+
+class Launches:
+    """Builds the Launch of each send, giving the last one again while nothing it was built from has changed.
+
+    What a Launch is built from: every config field, the resolved command, the invocation's workspace, model,
+    instructions, policy and environment, the process environment, the working directory and where it resolves
+    to. A send with an output schema, MCP servers or host tools is always built afresh (those hold nested,
+    mutable data), as is one whose workspace is not a directory (so it fails as before).
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Any, ...], Launch] | None = None
+
+    def build(self, config: Config, command: list[str], inv: Invocation, config_key: tuple[Any, ...]) -> Launch:
+        """The Launch for this send; ``config_key`` is ``config_key(config)``, taken by the caller already."""
+        key = _inputs(config, command, inv, config_key)
+        last = self._last
+        if key is not None and last is not None and last[0] == key:
+            return last[1]
+        launch = build_launch(config, command, inv)
+        self._last = None if key is None else (key, launch)
+        return launch
+
+
+def _inputs(config: Config, command: list[str], inv: Invocation, config_key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    if inv.output_schema is not None or inv.mcp or inv.tools is not None:
+        return None
+    cwd = inv.workspace or config.cwd or os.getcwd()
+    try:
+        st = os.stat(cwd)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return (
+        config_key,
+        tuple(command),
+        cwd,
+        (st.st_dev, st.st_ino),  # the directory it names now (the fingerprint has its resolved path)
+        inv.model,
+        inv.instructions,
+        inv.policy.sandbox,
+        inv.policy.web_search,
+        inv.mcp,
+        tuple(inv.env.items()),
+        environ_state(),
+    )
 
 
 def config_fingerprint(config: Config) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...driver import (
     CommonConfig,
@@ -102,3 +103,14 @@ class Config(CommonConfig):
         for arg in self.extra_args:
             if arg.split("=", 1)[0] in reserved:
                 raise bad("extra_args", f"{arg!r} is managed by the driver and cannot be passed as an extra argument")
+
+
+def config_key(config: Config) -> tuple[Any, ...]:
+    """A snapshot of every field's value, equal for two configurations that validate and launch the same.
+
+    Lists and dicts are copied (as tuples), so a field changed in place gives a different key.
+    """
+    values = [
+        tuple(v) if type(v) is list else tuple(v.items()) if type(v) is dict else v for v in vars(config).values()
+    ]
+    return (type(config), *values)

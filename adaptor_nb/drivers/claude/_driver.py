@@ -39,8 +39,8 @@ from ...driver import (
     resolve_command,
     shielded_close,
 )
-from ._command import Launch, build_launch, config_fingerprint
-from ._config import CREDENTIALS_HINT, INSTALL_HINT, Config
+from ._command import Launch, Launches, config_fingerprint
+from ._config import CREDENTIALS_HINT, INSTALL_HINT, Config, config_key
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._process import ClaudeProcess
 from ._profile import claude_layout
@@ -74,6 +74,9 @@ class Driver:
         if fields:
             cfg = replace(cfg, **fields)
         self.config = cfg
+        self._launches = Launches()
+        self._valid: tuple[Any, ...] | None = None  # config_key of the configuration last validated
+        self._fingerprint: tuple[tuple[Any, ...], str] | None = None
 
     @property
     def name(self) -> str:
@@ -112,22 +115,35 @@ class Driver:
 
     def validate_config(self) -> None:
         """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
-        self.config.validate()
-        self.command()
+        self._checked(config_key(self.config))
+
+    def _checked(self, key: tuple[Any, ...]) -> list[str]:
+        """Validate the configuration (``key``: its config_key) and resolve the CLI. The fields are checked again
+        only when one has changed since they last passed (the working directory is looked at every time); the CLI
+        is looked for every time."""
+        cfg = self.config
+        if key != self._valid or (cfg.cwd is not None and not os.path.isdir(cfg.cwd)):
+            self._valid = None
+            cfg.validate()
+            self._valid = key
+        return self.command()
 
     def command(self) -> list[str]:
         """The CLI argv prefix (Config.command, or ``claude`` found on PATH)."""
         return resolve_command(self.config.command, "claude", INSTALL_HINT, "claude")
 
     def config_fingerprint(self) -> str:
-        return config_fingerprint(self.config)
+        key = config_key(self.config)
+        if self._fingerprint is None or self._fingerprint[0] != key:
+            self._fingerprint = (key, config_fingerprint(self.config))
+        return self._fingerprint[1]
 
     # -- runs --------------------------------------------------------------------------------------------
 
     async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         inv = invocation
-        self.validate_config()
-        launch = build_launch(self.config, self.command(), inv)
+        key = config_key(self.config)
+        launch = self._launches.build(self.config, self._checked(key), inv, key)
         slot = None if inv.spawn else inv.slot
         grace = self.config.grace_period
         proc, resumed = await self._acquire(slot, launch, inv, grace)
