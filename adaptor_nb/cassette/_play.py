@@ -11,8 +11,8 @@ After the last frame it waits for stdin to close and exits with the recorded exi
 
 The player starts for every replayed process, so it imports little: not ``typing``, not ``threading`` (one
 ``select`` loop reads stdin and the FIFO), not ``signal`` unless it must die by one, and not ``json``, whose
-import (with ``re``) takes longer than the rest of the player's start: it uses json's C accelerator directly,
-with the same output, and falls back to ``json`` where that is missing.
+import (with ``re``) takes longer than the rest of the player's start: it reads and writes JSON with
+``adaptor_nb/_quickjson.py`` (json's C accelerator, the same output).
 """
 
 from __future__ import annotations
@@ -26,66 +26,22 @@ TYPE_CHECKING = False  # the player starts for every replayed process: it does n
 if TYPE_CHECKING:
     from typing import Any
 
-try:
-    import _json
-except ImportError:  # not CPython: the json package, at its import cost
-    _json = None  # type: ignore[assignment]
+if __package__:  # imported as part of the package (tests)
+    from .._quickjson import dumps as _dumps
+    from .._quickjson import loads as _loads
+else:  # run as a script with -I -S: the package is not importable, the folder above this one is
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from _quickjson import dumps as _dumps  # type: ignore[import-not-found,no-redef]
+    from _quickjson import loads as _loads  # type: ignore[no-redef]
+
+    del sys.path[0]
 
 MISMATCH = 3
 MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again before the replay gives up
 PLACEHOLDER = b"00000000-0000-4000-8000-"  # how the cassette's scrubber starts every UUID it replaces
 PLACEHOLDER_SIZE = len(PLACEHOLDER) + 12  # and then 12 lower-case hex digits
 _HEX = frozenset(b"0123456789abcdef")
-_WHITESPACE = " \t\n\r"
 READ_SIZE = 1 << 16
-
-
-def _constant(name: str) -> float:
-    return float(name.replace("Infinity", "inf"))  # NaN, Infinity, -Infinity, as json reads them
-
-
-def _unserialisable(obj: object) -> object:
-    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
-
-
-class _Reading:
-    """What json's C scanner reads from its context: json.loads's defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = staticmethod(_constant)
-
-
-if _json is not None:
-    _scan = _json.make_scanner(_Reading())  # type: ignore[arg-type]
-    # json.dumps(obj, ensure_ascii=False, separators=(",", ":")), without the circular-reference check
-    _encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring, None, ":", ",", False, False, True)
-
-    def _loads(text: str) -> Any:
-        """The JSON value of ``text`` (surrounding whitespace allowed); ValueError when it is not one."""
-        start = len(text) - len(text.lstrip(_WHITESPACE))
-        try:
-            value, end = _scan(text, start)
-        except StopIteration:
-            raise ValueError("no JSON value") from None
-        if text[end:].strip(_WHITESPACE):
-            raise ValueError("extra data after the JSON value")
-        return value
-
-    def _dumps(obj: Any) -> str:
-        return "".join(_encode(obj, 0))
-
-else:
-    import json
-
-    def _loads(text: str) -> Any:
-        return json.loads(text)
-
-    def _dumps(obj: Any) -> str:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})

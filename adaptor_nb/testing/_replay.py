@@ -14,11 +14,21 @@ FIXTURE holds one JSON object per line: either the CLI's own stdout lines, or tr
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import sys
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+
+TYPE_CHECKING = False  # started once per replayed run: typing and collections are not imported to run
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, BinaryIO
+
+if __package__:  # run with -m, or imported by tests
+    from .._quickjson import dumps, loads
+else:  # run as a script with -I -S: the package is not importable, the folder above this one is
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from _quickjson import dumps, loads  # type: ignore[import-not-found,no-redef]
+
+    del sys.path[0]
 
 __all__ = ["load_fixture", "main"]
 
@@ -39,6 +49,8 @@ def _fixture_lines(path: str) -> Iterator[bytes]:
             yield first
             yield from (line for line in lines if line.strip())
             return
+        import json  # transcripts only: their lines are written again as json.dumps writes them
+
         for line in itertools.chain((first,), lines):
             if not line.strip():
                 continue
@@ -53,7 +65,7 @@ def _kind(line: bytes) -> str:
     if b'"result"' not in line and b'"control_request"' not in line:
         return ""
     try:
-        obj = json.loads(line)
+        obj = loads(line.decode("utf-8"))
     except ValueError:
         return ""
     if not isinstance(obj, dict):
@@ -76,7 +88,7 @@ class _Replay:
     def _session_id(self) -> str:
         for line in self.head:
             try:
-                obj = json.loads(line)
+                obj = loads(line.decode("utf-8"))
             except ValueError:
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("session_id"), str):
@@ -87,7 +99,7 @@ class _Replay:
         self.out.write(data)
 
     def _send(self, obj: dict[str, Any]) -> None:
-        self._write(json.dumps(obj).encode() + b"\n")
+        self._write(dumps(obj).encode("utf-8", "surrogateescape") + b"\n")
         self.out.flush()
 
     def _read(self) -> dict[str, Any] | None:
@@ -99,7 +111,7 @@ class _Replay:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = loads(line.decode("utf-8"))
             except ValueError:
                 sys.stderr.write(f"Error parsing streaming input line: {line[:200]!r}\n")
                 sys.exit(1)

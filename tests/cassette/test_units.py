@@ -103,6 +103,16 @@ def test_the_player_starts_without_the_slow_imports() -> None:
     assert out.stdout.strip() == ""
 
 
+def test_the_replay_cli_starts_without_the_slow_imports() -> None:
+    here = Path(_play.__file__).parent.parent / "testing"
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import _replay; "
+        "print(' '.join(sorted({'json', 're', 'typing', 'enum', 'collections'} & set(sys.modules))))"
+    )
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
 def test_the_play_file_holds_each_frame_as_it_was() -> None:
     frames = [
         {"k": "in", "b": '{"a":"\\n"}'},
