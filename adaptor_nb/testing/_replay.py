@@ -60,6 +60,47 @@ def _fixture_lines(path: str) -> Iterator[bytes]:
                 yield msg["_nonjson"].encode() if "_nonjson" in msg else json.dumps(msg).encode()
 
 
+BLOCK = 1 << 16
+_NOT_PLAIN = (b"\r", b'"result"', b'"control_request"', b"\n\n")  # cheapest search first
+
+
+def _pieces(path: str) -> Iterator[bytes]:
+    """What the replay writes, read as it is needed: the recorded stdout lines, where a block of lines with no line
+    that steers the replay comes as one piece, those lines joined by newlines.
+
+    The replay only looks into lines that could steer it, so a long recording is passed on a block at a time.
+    Empty lines and carriage returns are dropped as for single lines; a block is not searched for lines of only
+    spaces (a search per newline costs more than the rest), so within a block those are passed on."""
+    with open(path, "rb") as fh:
+        first = fh.readline()
+        while first and not first.strip():
+            first = fh.readline()
+        if not first:
+            return
+        if first.lstrip().startswith(b'{"meta"'):
+            yield from _fixture_lines(path)
+            return
+        yield first.rstrip(b"\r\n")
+        rest = b""
+        while data := fh.read(BLOCK):
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if cut:
+                yield from _split(data[: cut - 1])
+        yield from _split(rest)
+
+
+def _split(block: bytes) -> Iterator[bytes]:
+    if block and b"\n" not in (block[:1], block[-1:]) and not any(mark in block for mark in _NOT_PLAIN):
+        yield block
+        return
+    for line in block.split(b"\n"):
+        line = line.rstrip(b"\r")
+        if line.strip():
+            yield line
+
+
 def _kind(line: bytes) -> str:
     """A cheap look at a line's type: only lines that steer the replay are decoded."""
     if b'"result"' not in line and b'"control_request"' not in line:
@@ -86,7 +127,7 @@ class _Replay:
         self.session_id = self._session_id()
 
     def _session_id(self) -> str:
-        for line in self.head:
+        for line in itertools.islice((line for piece in self.head for line in piece.split(b"\n")), 50):
             try:
                 obj = loads(line.decode("utf-8"))
             except ValueError:
@@ -199,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python -m adaptor_nb.testing._replay FIXTURE [ignored CLI arguments...]\n")
         return 2
     exit_code = int(os.environ.get("ADAPTOR_NB_REPLAY_EXIT", "1"))
-    replay = _Replay(_fixture_lines(args[0]), sys.stdout.buffer, sys.stdin.buffer, exit_code)
+    replay = _Replay(_pieces(args[0]), sys.stdout.buffer, sys.stdin.buffer, exit_code)
     try:
         return replay.run()
     except BrokenPipeError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,26 @@ def test_the_replay_cli_starts_without_the_slow_imports() -> None:
     )
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_replay_cli_passes_long_runs_of_lines_on_as_blocks_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adaptor_nb.testing import _replay
+
+    monkeypatch.setattr(_replay, "BLOCK", 64)  # many blocks, and lines cut at block ends
+    rng = random.Random(7)
+    kinds = [b'{"type":"x","n":%d}', b"", b"\r", b'{"type":"result"}', b'{"a":"b"}\r', b'{"type":"control_request"}']
+    path = tmp_path / "stdout.jsonl"
+    blocks = 0
+    for _ in range(200):
+        picks = rng.choices(kinds, weights=[20, 1, 1, 1, 1, 1], k=rng.randint(0, 40))
+        lines = [line.replace(b"%d", str(n).encode()) for n, line in enumerate(picks)]
+        path.write_bytes(b"\n".join(lines) + rng.choice([b"", b"\n", b"\n\n"]))
+        pieces = list(_replay._pieces(str(path)))
+        blocks += sum(b"\n" in piece for piece in pieces)
+        assert b"\n".join(pieces) == b"\n".join(_replay.load_fixture(str(path)))
+    assert blocks > 50  # the block path was taken, not only the line by line one
 
 
 def test_the_play_file_holds_each_frame_as_it_was() -> None:
