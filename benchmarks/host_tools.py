@@ -54,6 +54,28 @@ class Clock:
         return self.answered - self.asked
 
 
+def _tree_cpu(root: int) -> float:
+    """Seconds on a CPU so far of every thread of ``root`` and of its descendants (from /proc: Linux only)."""
+    total = 0
+    pids = [root]
+    while pids:
+        pid = pids.pop()
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+                with open(f"/proc/{pid}/task/{task}/children") as fh:
+                    pids.extend(int(c) for c in fh.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / 1e9
+
+
+def _children() -> set[int]:
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as fh:
+        return {int(c) for c in fh.read().split()}
+
+
 def _last_user_has_tool_result(messages: list[dict[str, Any]]) -> bool:
     last = messages[-1] if messages else {}
     content = last.get("content")
@@ -76,6 +98,8 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
         return Reply.tool(tool_name["value"], {"text": "ping"})
 
     out: dict[str, list[float]] = {"hosted": [], "stdio": []}
+    for label in ("hosted", "stdio"):
+        out[f"{label} cli cpu"], out[f"{label} own cpu"] = [], []
     with tempfile.TemporaryDirectory() as home, FakeAnthropicServer() as fake:
         fake.responder = respond
 
@@ -96,13 +120,21 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
             workspace=home,
         )
         subjects = {"hosted": (hosted, "mcp__pytools__echo"), "stdio": (stdio, "mcp__echo__echo")}
+        clis: dict[str, set[int]] = {}
         try:
             for i in range(rounds + 1):  # the first round of each warms its process up and is not counted
                 for label, (agent, name) in subjects.items():
                     tool_name["value"] = name
+                    before = _children()
+                    cli_cpu = sum(_tree_cpu(pid) for pid in clis.get(label, ()))
+                    own_cpu = time.process_time()
                     await agent.thread("bench").send(f"round {i}")
                     if i:
                         out[label].append(clock.trip())
+                        out[f"{label} own cpu"].append(time.process_time() - own_cpu)
+                        out[f"{label} cli cpu"].append(sum(_tree_cpu(pid) for pid in clis[label]) - cli_cpu)
+                    else:
+                        clis[label] = _children() - before  # the CLI this Thread keeps (and, for stdio, its server)
             if hosted._engine.tool_host.listening:
                 raise SystemExit("the Claude Agent started the loopback HTTP server: the SDK path was not measured")
         finally:
@@ -174,6 +206,13 @@ def report(name: str, transport: str, data: dict[str, list[float]]) -> None:
     gap = statistics.median(h - s for h, s in zip(data["hosted"], data["stdio"], strict=True))
     print(f"  ratio {ratio:.2f}x (target <= 1.0x): {'met' if ratio <= 1.0 else 'NOT met'}")
     print(f"  median per-round difference {gap * 1000:+.1f} ms; load average {os.getloadavg()[0]:.2f}")
+    for part, what in (("cli", "the CLI and its children"), ("own", "this process, fake server included")):
+        if data.get(f"hosted {part} cpu"):
+            h_cpu, s_cpu = statistics.median(data[f"hosted {part} cpu"]), statistics.median(data[f"stdio {part} cpu"])
+            print(
+                f"  CPU per send, {what}: hosted {h_cpu * 1000:.1f} ms, stdio {s_cpu * 1000:.1f} ms "
+                f"({h_cpu / s_cpu:.2f}x)"
+            )
 
 
 async def main() -> None:
