@@ -5,6 +5,7 @@ checkpoint resume, announced by one execution Notice. An unknown version keeps t
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import weakref
@@ -13,7 +14,7 @@ from typing import Any
 
 from .._enums import Boundary, ContinueMode, NoticeKind
 from .._events import Notice
-from ..driver._spi import Descriptor, EnvironmentProbe, MessageCapabilities
+from ..driver._spi import Descriptor, MessageCapabilities
 
 _VERSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _BY_COMMAND: dict[tuple[str, ...], str] = {}  # drivers of one class running one command share the probe
@@ -41,6 +42,7 @@ def _command_key(driver: Any) -> tuple[str, ...] | None:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def version_tuple(text: str) -> tuple[int, ...] | None:
     """``"2.1.197 (Claude Code)"`` -> ``(2, 1, 197)``; None when there is no dotted number."""
     m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
@@ -67,12 +69,14 @@ def trimmed(caps: MessageCapabilities) -> MessageCapabilities:
 
 async def probed_version(driver: Any) -> str:
     """The CLI version the driver's probe reports, probed once per driver object ("" when unknown)."""
-    key = _command_key(driver)
     try:
         known = _VERSIONS.get(driver)
     except TypeError:
         known = None
-    if known is None and key is not None:
+    if known is not None:
+        return known  # probed for this driver object already: its command is not looked at again
+    key = _command_key(driver)
+    if key is not None:
         known = _BY_COMMAND.get(key)
     if known is not None:
         return known
@@ -104,7 +108,7 @@ async def check_message_version(driver: Any, desc: Descriptor) -> tuple[MessageC
     caps = desc.messages
     if not caps.min_version or (Boundary.IN_RUN not in caps.boundaries and not caps.interrupt):
         return None
-    if not isinstance(driver, EnvironmentProbe):
+    if getattr(driver, "probe_environment", None) is None:  # what isinstance(driver, EnvironmentProbe) checks
         return None
     version = await probed_version(driver)
     if not below(version, caps.min_version):

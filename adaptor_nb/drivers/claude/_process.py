@@ -138,6 +138,8 @@ class ClaudeProcess:
         self._out: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._seq = 0
+        self._writing = False  # the writer holds a line it has not finished draining
+        self._closing = False  # stdin is to be closed: later lines are queued behind the end, never written
         self.session_id = ""
         self.cost_total = 0.0
         self.busy = False
@@ -241,14 +243,29 @@ class ClaudeProcess:
                 data = await self._out.get()
                 if data is None:
                     return
+                self._writing = True
                 stdin.write(data)
                 await stdin.drain()
+                self._writing = False
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             self.broken = True
+        finally:
+            self._closing = True  # nothing is written past the writer's end
 
     def send(self, obj: dict[str, Any]) -> None:
         """Queue one JSON line for stdin (never blocks, never writes half a line)."""
-        self._out.put_nowait(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        stdin = self.cli.proc.stdin
+        if self._writing or self._closing or not self._out.empty() or stdin is None or not _idle(stdin):
+            self._out.put_nowait(data)
+            return
+        # Nothing queued, nothing in flight, the pipe took everything so far: the line goes to the transport now
+        # (whole: it keeps what the pipe does not take), without waking the writer. If the pipe did not take it
+        # all, or the write failed, the writer drains (and finds the failure) before any later line is written,
+        # as when it writes the line itself.
+        stdin.write(data)
+        if stdin.transport.get_write_buffer_size() or stdin.transport.is_closing():
+            self._out.put_nowait(b"")
 
     async def control(self, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send a control request and return the CLI's ``response`` object (raises on error or timeout)."""
@@ -316,6 +333,7 @@ class ClaudeProcess:
             self._settling.cancel()
             with contextlib.suppress(BaseException):
                 await self._settling
+        self._closing = True
         self._out.put_nowait(None)
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(self._writer), 0.5)
@@ -346,6 +364,12 @@ def _widen_pipe(cli: CLIProcess) -> None:
         fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, 1 << 20)
     except Exception:
         pass
+
+
+def _idle(stdin: asyncio.StreamWriter) -> bool:
+    """Whether a line can go to ``stdin``'s transport at once: it is open and holds nothing unwritten."""
+    transport = stdin.transport
+    return not transport.is_closing() and transport.get_write_buffer_size() == 0
 
 
 def _consume(task: asyncio.Task[Any]) -> None:

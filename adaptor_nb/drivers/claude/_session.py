@@ -159,7 +159,8 @@ class ClaudeRun:
         if timeout is None:
             return await inbox.get()
         try:
-            return await asyncio.wait_for(inbox.get(), timeout)
+            async with asyncio.timeout(timeout):  # a timer on this task: no task of its own for the wait
+                return await inbox.get()
         except TimeoutError:
             raise DriverFailure(
                 f"Claude Code wrote nothing for {timeout:g} s ({what}); the process is stuck or waiting on the network",
