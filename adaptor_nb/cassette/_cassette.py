@@ -31,7 +31,6 @@ MODES: tuple[Mode, ...] = ("none", "once", "rewrite")
 MODE_ENV = "ADAPTOR_NB_RECORD_MODE"
 _HERE = os.path.dirname(os.path.abspath(__file__))
 TEE = os.path.join(_HERE, "_tee.py")
-PLAY = os.path.join(_HERE, "_play.py")
 # The player imported as a module, so its compiled code is cached: run as a script, it was compiled again at every
 # start (about 3 ms of it). ``-I`` keeps the working directory and the environment's paths out of sys.path.
 PLAY_CODE = f"import sys; sys.path.insert(0, {_HERE!r}); import _play; sys.exit(_play.main(sys.argv))"

@@ -264,7 +264,7 @@ class ClaudeProcess:
         # all, or the write failed, the writer drains (and finds the failure) before any later line is written,
         # as when it writes the line itself.
         stdin.write(data)
-        if stdin.transport.get_write_buffer_size() or stdin.transport.is_closing():
+        if not _idle(stdin):
             self._out.put_nowait(b"")
 
     async def control(self, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
