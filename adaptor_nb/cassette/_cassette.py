@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import contextvars
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._enums import MessageState
 from .._errors import ConfigError
 from ..driver import _tap
-from ._format import Recording, RunKey, digest, dump, load, play_file, preview, write_atomic
-from ._messages import Signals, note
+from ._format import Recording, RunKey, digest, dump, load, player_frames, preview, write_atomic
+from ._messages import note
+from ._play import Player
 from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
 
 if TYPE_CHECKING:
@@ -29,11 +31,7 @@ if TYPE_CHECKING:
 Mode = Literal["none", "once", "rewrite"]
 MODES: tuple[Mode, ...] = ("none", "once", "rewrite")
 MODE_ENV = "ADAPTOR_NB_RECORD_MODE"
-_HERE = os.path.dirname(os.path.abspath(__file__))
-TEE = os.path.join(_HERE, "_tee.py")
-# The player imported as a module, so its compiled code is cached: run as a script, it was compiled again at every
-# start (about 3 ms of it). ``-I`` keeps the working directory and the environment's paths out of sys.path.
-PLAY_CODE = f"import sys; sys.path.insert(0, {_HERE!r}); import _play; sys.exit(_play.main(sys.argv))"
+TEE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_tee.py")
 
 
 class CassetteError(ConfigError):
@@ -63,7 +61,7 @@ class _Run:
     record: Recording | None
     secrets: set[str] = field(default_factory=set)
     spawned: int = 0
-    live: Path | Signals | None = None  # the process this run started: its tee log, or its player's signals
+    live: Path | Player | None = None  # the process this run started: its tee log, or its player
     mismatch: str = ""  # why a message sent under replay does not match the recording
     early: list[str] = field(default_factory=list)  # messages sent before the run's process started
 
@@ -118,8 +116,8 @@ class Cassette:
         self._turns: Counter[tuple[str, str]] = Counter()
         self._cell = ("", 0)  # the last cell execution that ran an agent, and how many such cells came before
         self._processes: dict[int, _Process] = {}  # id(frames list) -> its tee log
-        self._live: dict[tuple[str, str], Path | Signals] = {}  # (driver, thread) -> its latest process
-        self._signals: list[Signals] = []
+        self._live: dict[tuple[str, str], Path | Player] = {}  # (driver, thread) -> its latest process
+        self._players: list[Player] = []
         self._tmp: str | None = None
         self._dirty = False
         self.replayed = 0
@@ -138,9 +136,9 @@ class Cassette:
         """Stop recording/replaying, write what was recorded and remove the temporary frame logs."""
         _tap.uninstall(self)
         self.save()
-        for signals in self._signals:
-            signals.close()
-        self._signals.clear()
+        for player in self._players:
+            player.close()
+        self._players.clear()
         self._live.clear()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
@@ -281,7 +279,7 @@ class Cassette:
         elif not run.mismatch:
             run.mismatch = target.admit(text)
 
-    def _started(self, run: _Run, target: Path | Signals) -> None:
+    def _started(self, run: _Run, target: Path | Player) -> None:
         """The run's process starts: it becomes the one messages are noted in, from the messages sent already."""
         run.live = self._live[(run.key.driver, run.key.thread)] = target
         early, run.early = run.early, []
@@ -310,7 +308,7 @@ class Cassette:
         self._dirty = True
         self.save()
 
-    def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
+    def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str] | Player:
         run = _CURRENT.get()
         if run is None:
             return argv  # a probe or a model listing outside any run: the real CLI
@@ -326,14 +324,11 @@ class Cassette:
                     option="cassette",
                 )
             frames = run.replay.processes[index]
-            path = self._scratch() / f"play-{id(frames)}-{index}.frames"
             restored = [{**f, "b": restore(f["b"], where, home, env)} if "<" in f.get("b", "") else f for f in frames]
-            path.write_bytes(play_file(restored))
-            signals = Signals(path.with_suffix(".fifo"), restored)
-            self._signals.append(signals)
-            self._started(run, signals)
-            # -I -S: the player needs only the standard library, and starts a few ms sooner without site
-            return [sys.executable, "-I", "-S", "-c", PLAY_CODE, str(path), str(signals.path)]
+            player = Player(player_frames(restored), asyncio.get_running_loop())
+            self._players.append(player)
+            self._started(run, player)
+            return player  # played in this process: no CLI, no player process
         assert run.record is not None
         frames_list: list[dict[str, Any]] = []
         run.record.processes.append(frames_list)

@@ -106,17 +106,16 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
     return {"k": "exit", "rc": int(line.get("exit", 0))}
 
 
-def play_file(frames: list[dict[str, Any]]) -> bytes:
-    """The frames of one process as the player reads them: per frame a header line ``KIND ARG LENGTH`` and
-    LENGTH bytes of its text (ARG is the exit code for ``exit``, 0 for output without a final newline, else 1)."""
-    out: list[bytes] = []
+def player_frames(frames: list[dict[str, Any]]) -> list[tuple[str, int, bytes]]:
+    """The frames of one process as the player takes them: ``(kind, arg, text)``, where arg is the exit code for
+    ``exit``, 0 for output that ended without a newline, else 1."""
+    out: list[tuple[str, int, bytes]] = []
     for frame in frames:
         kind = str(frame["k"])
         data = str(frame.get("b", "")).encode("utf-8", "surrogateescape")
         arg = int(frame.get("rc", 0)) if kind == "exit" else (0 if frame.get("nl") is False else 1)
-        out.append(b"%s %d %d\n" % (kind.encode("ascii"), arg, len(data)))
-        out.append(data)
-    return b"".join(out)
+        out.append((kind, arg, data))
+    return out
 
 
 def dump(recordings: list[Recording]) -> str:

@@ -1,47 +1,30 @@
-"""Stand in for a CLI by playing its recorded frames back: ``python _play.py FRAMES [FIFO]`` (standard library only).
+"""A recorded CLI process played back inside this process, as a stand-in (``adaptor_nb.driver._standin``).
 
-FRAMES holds the frames of one recorded process (in/out/err/msg/eof/exit with their text, see ``read_frames``).
-Recorded output is written in order; at each recorded input the player waits for the driver's next stdin line,
-and at each ``msg`` frame (where the host sent a supplemental message) for the host's signal on FIFO
-(``+`` to go on; ``!`` and a reason to stop: the player prints the reason and exits with status 3). Every wait
-watches the FIFO too, so a stop signal ends the replay whatever the player waits for.
+The frames of one recorded process (in/out/err/msg/eof/exit with their text, see ``_format.player_frames``) are
+played in order: recorded output goes to the driver's stdout reader, at each recorded input the player waits for
+the driver's next stdin line, and at each ``msg`` frame (where the host sent a supplemental message) for the host
+to send that message again (``admit``). A message the recording does not have there, or one that does not come
+within ``MESSAGE_WAIT``, ends the replay: the reason goes to stderr and the process "exits" with status 3.
 Identifiers the driver makes up afresh each run (request ids, message uuids) are learnt by comparing that line
 with the recorded one, and put into the output that follows, so the driver sees answers to its own requests.
 After the last frame it waits for stdin to close and exits with the recorded exit code (0 if none).
-
-The player starts for every replayed process, so it imports little: not ``typing``, not ``threading`` (one
-``select`` loop reads stdin and the FIFO), not ``signal`` unless it must die by one, and not ``json``, whose
-import (with ``re``) takes longer than the rest of the player's start: it reads and writes JSON with
-``adaptor_nb/_quickjson.py`` (json's C accelerator, the same output).
 """
 
 from __future__ import annotations
 
-import os
-import select
-import sys
-import time
+import asyncio
+from typing import Any
 
-TYPE_CHECKING = False  # the player starts for every replayed process: it does not import typing to run
-if TYPE_CHECKING:
-    from typing import Any
-
-if __package__:  # imported as part of the package (tests)
-    from .._quickjson import dumps as _dumps
-    from .._quickjson import loads as _loads
-else:  # run as a script with -I -S: the package is not importable, the folder above this one is
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from _quickjson import dumps as _dumps  # type: ignore[import-not-found,no-redef]
-    from _quickjson import loads as _loads  # type: ignore[no-redef]
-
-    del sys.path[0]
+from .._quickjson import dumps as _dumps
+from .._quickjson import loads as _loads
+from ..driver._standin import StandInIO, ends_on
+from ._format import preview
 
 MISMATCH = 3
 MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again before the replay gives up
 PLACEHOLDER = b"00000000-0000-4000-8000-"  # how the cassette's scrubber starts every UUID it replaces
 PLACEHOLDER_SIZE = len(PLACEHOLDER) + 12  # and then 12 lower-case hex digits
 _HEX = frozenset(b"0123456789abcdef")
-READ_SIZE = 1 << 16
 
 
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
@@ -122,6 +105,22 @@ class Ids:
                 at = line.find(PLACEHOLDER, at + 1)
         return any(raw in line for raw in self._others)
 
+    def lines_in(self, burst: bytes) -> list[int]:
+        """Where the lines of ``burst`` (lines ended by newlines) that hold a recorded identifier start, in order."""
+        hits: set[int] = set()
+        if self._placeholders:
+            at = burst.find(PLACEHOLDER)
+            while at >= 0:
+                if burst[at : at + PLACEHOLDER_SIZE] in self._placeholders:
+                    hits.add(burst.rfind(b"\n", 0, at) + 1)
+                at = burst.find(PLACEHOLDER, at + PLACEHOLDER_SIZE)
+        for raw in self._others:
+            at = burst.find(raw)
+            while at >= 0:
+                hits.add(burst.rfind(b"\n", 0, at) + 1)
+                at = burst.find(raw, at + 1)
+        return sorted(hits)
+
 
 def _is_placeholder(raw: bytes) -> bool:
     return len(raw) == PLACEHOLDER_SIZE and raw.startswith(PLACEHOLDER) and _HEX.issuperset(raw[len(PLACEHOLDER) :])
@@ -130,180 +129,187 @@ def _is_placeholder(raw: bytes) -> bool:
 def _out_line(raw: bytes, ids: Ids) -> bytes:
     if not ids or not ids.found_in(raw):
         return raw
+    return _remapped(raw, ids)
+
+
+def _remapped(raw: bytes, ids: Ids) -> bytes:
     obj = _parse(raw)
     if obj is None:
         return raw
     return _dumps(remap(obj, ids.values)).encode("utf-8", "surrogateescape")
 
 
-def read_frames(data: bytes) -> list[tuple[str, int, bytes]]:
-    """The frames of a play file: per frame a header line ``KIND ARG LENGTH`` and then LENGTH bytes of its text
-    (ARG: 0 for output that ended without a newline, else 1; the exit code for ``exit``)."""
-    frames: list[tuple[str, int, bytes]] = []
-    pos, end = 0, len(data)
-    while pos < end:
-        eol = data.index(b"\n", pos)
-        kind, arg, size = data[pos:eol].split(b" ")
-        pos = eol + 1 + int(size)
-        frames.append((kind.decode("ascii"), int(arg), data[eol + 1 : pos]))
-    return frames
+def _out_burst(frames: list[tuple[str, int, bytes]], ids: Ids) -> bytes:
+    """Consecutive output frames as one write, with the driver's identifiers in place of the recorded ones.
+
+    When every frame is a whole line, the identifiers are looked for in the joined burst, and only the lines
+    that hold one are decoded; otherwise frame by frame."""
+    parts: list[bytes] = []
+    whole = True
+    for _kind, arg, raw in frames:
+        parts.append(raw)
+        if arg:
+            parts.append(b"\n")
+        else:
+            whole = False
+    burst = b"".join(parts)
+    if not ids:
+        return burst
+    if not whole:
+        return b"".join(_out_line(raw, ids) + (b"\n" if arg else b"") for _kind, arg, raw in frames)
+    starts = ids.lines_in(burst)
+    if not starts:
+        return burst
+    out: list[bytes] = []
+    pos = 0
+    for start in starts:
+        end = burst.find(b"\n", start)
+        out.append(burst[pos:start])
+        out.append(_remapped(burst[start:end], ids))
+        pos = end
+    out.append(burst[pos:])
+    return b"".join(out)
 
 
-class Input:
-    """The driver's stdin lines and the host's signals on the FIFO, read in one ``select`` loop.
+class Player:
+    """One recorded process played in-process (a ``StandIn``); ``admit`` is the host sending a message."""
 
-    Each ``+`` on the FIFO lets one ``msg`` frame pass; ``!`` and a reason ends the replay at once. Whatever the
-    player waits for (a line, the end of stdin, a message), the FIFO is watched too.
-    """
-
-    def __init__(self, fifo: str | None) -> None:
-        self._stdin = sys.stdin.fileno()
-        self._pending = b""
-        self._eof = False
-        # The host holds the FIFO open for writing, so this open finds a writer at once.
-        self._fifo: int | None = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if fifo else None
-        self._signals = b""
+    def __init__(self, frames: list[tuple[str, int, bytes]], loop: asyncio.AbstractEventLoop) -> None:
+        self._frames = frames
+        self._at = 0
+        self._loop = loop
+        self._io: StandInIO | None = None
+        self._ids = Ids()
+        self._pending = b""  # stdin bytes not yet taken as lines
+        self._eof = False  # the driver closed stdin
+        self._closed = False  # no more recorded input is waited for
+        self._ended = False
+        self.expected = [raw.decode("utf-8", "replace") for kind, _arg, raw in frames if kind == "msg"]
+        self.next = 0
         self._passes = 0
+        self._timer: asyncio.TimerHandle | None = None
 
-    def line(self) -> bytes | None:
-        """The driver's next stdin line without its newline (a last line without one as it is); None at EOF."""
-        while True:
-            cut = self._pending.find(b"\n")
-            if cut >= 0:
-                line = self._pending[:cut]
-                self._pending = self._pending[cut + 1 :]
-                return line
-            if self._eof:
-                rest, self._pending = self._pending, b""
-                return rest or None
-            self._wait(True, None)
+    # -- the stand-in --------------------------------------------------------------------------------------
 
-    def message(self, text: str) -> None:
-        """Wait for the host's signal that it sent the message recorded here (``text``)."""
-        deadline = time.monotonic() + MESSAGE_WAIT
-        while not self._passes:
-            if not self._wait(False, deadline):
-                _stop(f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s")
-        self._passes -= 1
+    def begin(self, io: StandInIO) -> None:
+        self._io = io
+        self._play()
 
-    def _wait(self, stdin: bool, deadline: float | None) -> bool:
-        """Wait until stdin (if ``stdin``) or the FIFO has something and read it; False when ``deadline`` passed."""
-        fds = [self._stdin] if stdin else []
-        if self._fifo is not None:
-            fds.append(self._fifo)
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select(fds, [], [], timeout)
-        if not ready:
-            return False
-        if self._fifo is not None and self._fifo in ready:
-            self._read_signals(self._fifo)
-        if stdin and self._stdin in ready:
-            chunk = os.read(self._stdin, READ_SIZE)
-            if chunk:
-                self._pending += chunk
-            else:
-                self._eof = True
-        return True
+    def stdin(self, data: bytes) -> None:
+        self._pending += data
+        self._play()
 
-    def _read_signals(self, fd: int) -> None:
-        try:
-            chunk = os.read(fd, 4096)
-        except BlockingIOError:
-            return
-        if not chunk:  # the host closed the FIFO: no more signals
-            os.close(fd)
-            self._fifo = None
-            return
-        self._signals += chunk
-        while b"\n" in self._signals:
-            line, self._signals = self._signals.split(b"\n", 1)
-            if line.startswith(b"!"):
-                _stop(str(_parse(line[1:])))
+    def stdin_closed(self) -> None:
+        self._eof = True
+        self._play()
+
+    def signal(self, sig: int) -> None:
+        if ends_on(sig):
+            self._end(-sig)
+
+    # -- the host's messages -------------------------------------------------------------------------------
+
+    def admit(self, text: str) -> str:
+        """The host sent ``text``; returns why that does not match the recording ('' if it does)."""
+        if self.next < len(self.expected) and self.expected[self.next] == text:
+            self.next += 1
             self._passes += 1
+            self._loop.call_soon_threadsafe(self._play)
+            return ""
+        if self.next < len(self.expected):
+            why = (
+                f"the message {preview(text)!r} was sent where the recording has {preview(self.expected[self.next])!r}"
+            )
+        else:
+            why = f"the message {preview(text)!r} was sent where the recording has no message"
+        self._loop.call_soon_threadsafe(self._stop, why)
+        return why
 
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
-def _stop(why: str) -> None:
-    """End the replay at once with ``why`` on stderr (the driver reports it as the CLI's last words)."""
-    try:
-        sys.stderr.write(f"adaptor_nb cassette: {why}; record the run again (--mode once or rewrite)\n")
-        sys.stderr.flush()
-    except OSError:
-        pass
-    os._exit(MISMATCH)
+    # -- playing -------------------------------------------------------------------------------------------
 
-
-def play(frames: list[tuple[str, int, bytes]], stdin: Input) -> int:
-    stdout = sys.stdout.buffer
-    ids = Ids()
-    closed = False
-    pending: list[bytes] = []
-    for kind, arg, raw in frames:
-        if kind == "out":
-            # Consecutive output goes out in one write: the driver reads it as the CLI's burst of lines.
-            pending.append(_out_line(raw, ids))
-            if arg:
-                pending.append(b"\n")
-            continue
-        if pending and not _flush(stdout, pending):
-            return 0
-        if kind == "msg":
-            stdin.message(raw.decode("utf-8", "replace"))
-        elif kind == "err":
-            sys.stderr.buffer.write(raw)
-            sys.stderr.buffer.flush()
-        elif kind == "in" and not closed:
-            got = stdin.line()
-            if got is None:
-                closed = True
+    def _play(self) -> None:
+        """Play frames until one waits for the driver (a line, the end of stdin) or the host (a message)."""
+        io = self._io
+        if io is None or self._ended:
+            return
+        frames, ids = self._frames, self._ids
+        count = len(frames)
+        while self._at < count:
+            kind, arg, raw = frames[self._at]
+            if kind == "out":  # consecutive output goes out at once: the driver reads it as the CLI's burst
+                end = self._at + 1
+                while end < count and frames[end][0] == "out":
+                    end += 1
+                io.out(_out_burst(frames[self._at : end], ids))
+                self._at = end
                 continue
-            if got != raw:
-                recorded, actual = _parse(raw), _parse(got)
-                if recorded is not None and actual is not None:
-                    learn(recorded, actual, ids)
-        elif kind == "eof" and not closed:
-            while stdin.line() is not None:
-                pass
-            closed = True
-        elif kind == "exit":
-            return _exit(arg)
-    if pending and not _flush(stdout, pending):
-        return 0
-    if not closed:
-        while stdin.line() is not None:
-            pass
-    return 0
+            if kind == "msg":
+                if not self._passes:
+                    self._wait_message(raw)
+                    return
+                self._passes -= 1
+                self.close()
+            elif kind == "err":
+                io.err(raw)
+            elif kind == "in" and not self._closed:
+                got = self._line()
+                if got is None:
+                    if not self._eof:
+                        return
+                    self._closed = True
+                elif got != raw:
+                    recorded, actual = _parse(raw), _parse(got)
+                    if recorded is not None and actual is not None:
+                        learn(recorded, actual, ids)
+            elif kind == "eof" and not self._closed:
+                if not self._drained():
+                    return
+                self._closed = True
+            elif kind == "exit":
+                self._end(arg)
+                return
+            self._at += 1
+        if self._closed or self._drained():
+            self._end(0)
 
+    def _line(self) -> bytes | None:
+        """The driver's next stdin line without its newline (a last line without one as it is), if there is one."""
+        cut = self._pending.find(b"\n")
+        if cut >= 0:
+            line = self._pending[:cut]
+            self._pending = self._pending[cut + 1 :]
+            return line
+        if self._eof and self._pending:
+            line, self._pending = self._pending, b""
+            return line
+        return None
 
-def _flush(stdout: Any, pending: list[bytes]) -> bool:
-    """Write the pending output in one go; False when the driver has gone."""
-    try:
-        stdout.write(b"".join(pending))
-        stdout.flush()
-    except (BrokenPipeError, OSError):
-        return False
-    pending.clear()
-    return True
+    def _drained(self) -> bool:
+        """Past the recording's input: lines are dropped until stdin closes; True once it has."""
+        self._pending = b""
+        return self._eof
 
+    def _wait_message(self, raw: bytes) -> None:
+        if self._timer is None:
+            text = raw.decode("utf-8", "replace")
+            why = f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s"
+            self._timer = self._loop.call_later(MESSAGE_WAIT, self._stop, why)
 
-def _exit(rc: int) -> int:
-    """Exit as the recorded CLI did: with its code, or killed by the same signal."""
-    if rc < 0:
-        import signal  # only here: it imports enum
+    def _stop(self, why: str) -> None:
+        """End the replay at once with ``why`` on stderr (the driver reports it as the CLI's last words)."""
+        if self._io is not None and not self._ended:
+            self._io.err(f"adaptor_nb cassette: {why}; record the run again (--mode once or rewrite)\n".encode())
+        self._end(MISMATCH)
 
-        sys.stdout.flush()
-        os.kill(os.getpid(), -rc)
-        signal.pause()
-    return rc
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3):
-        sys.stderr.write("usage: _play.py FRAMES [FIFO]\n")
-        return 2
-    with open(argv[1], "rb") as fh:
-        frames = read_frames(fh.read())
-    return play(frames, Input(argv[2] if len(argv) == 3 else None))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    def _end(self, returncode: int) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self.close()
+        if self._io is not None:
+            self._io.exit(returncode)

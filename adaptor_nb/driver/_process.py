@@ -15,6 +15,7 @@ import atexit
 import contextlib
 import json
 import os
+import select
 import signal
 import weakref
 from collections import deque
@@ -24,7 +25,7 @@ from typing import Any
 import psutil
 
 from .._enums import FailureReason
-from . import _tap
+from . import _standin, _tap
 from ._spi import DriverFailure
 
 READ_CHUNK = 1 << 16
@@ -216,7 +217,11 @@ class CLIProcess:
         self._tracked: dict[int, psutil.Process] = {}
         self._protocol = protocol
         self._watcher = asyncio.get_running_loop().create_task(self._watch(protocol)) if protocol is not None else None
-        _LIVE.add(self)
+        if self.in_os:
+            _LIVE.add(self)
+
+    in_os = True
+    """Whether an OS process stands behind this one (False for a stand-in played in-process)."""
 
     @classmethod
     async def start(
@@ -232,6 +237,11 @@ class CLIProcess:
         """Spawn ``argv`` with pipes on all three streams, in a new session (process group)."""
         loop = asyncio.get_running_loop()
         started = _tap.spawn_args(argv, cwd, env)  # a recorder or a replay stand-in when a cassette is active
+        if not isinstance(started, list):
+            stand_in, stream = _standin.start(loop, lambda: _Protocol(READ_CHUNK, loop), started)
+            assert isinstance(stream, _Protocol)
+            played = asyncio.subprocess.Process(stand_in, stream, loop)
+            return StandInProcess(played, argv, on_stderr, protocol=stream, exit_grace=exit_grace, max_line=max_line)
         transport, protocol = await loop.subprocess_exec(
             lambda: _Protocol(READ_CHUNK, loop),
             *started,
@@ -264,6 +274,24 @@ class CLIProcess:
     @property
     def alive(self) -> bool:
         return self.proc.returncode is None and not self.closed
+
+    def has_exited(self) -> bool:
+        """Whether the CLI has exited, even if asyncio has not reaped it yet (Linux pidfd; elsewhere only once it
+        was reaped)."""
+        if self.proc.returncode is not None:
+            return True
+        opener = getattr(os, "pidfd_open", None)
+        if opener is None:
+            return False
+        try:
+            fd = opener(self.proc.pid)
+        except OSError:
+            return True
+        try:
+            readable, _, _ = select.select([fd], [], [], 0)
+            return bool(readable)
+        finally:
+            os.close(fd)
 
     def stderr_tail(self) -> str:
         """The last few KiB of stderr, decoded leniently."""
@@ -438,3 +466,23 @@ class CLIProcess:
         self.track()
         self._signal_group(signal.SIGKILL)
         self._signal_leftovers(signal.SIGKILL)
+
+
+class StandInProcess(CLIProcess):
+    """A CLI played in-process by a stand-in (see ``_standin``): signals go to the stand-in, and there is no
+    process group, no descendant and no pipe holder to look for."""
+
+    in_os = False
+
+    def has_exited(self) -> bool:
+        return self.proc.returncode is not None
+
+    def _signal_group(self, sig: int) -> None:
+        if self.proc.returncode is None:
+            self.proc.send_signal(sig)
+
+    def track(self) -> None:
+        pass
+
+    def _signal_leftovers(self, sig: int) -> None:
+        pass

@@ -2,8 +2,9 @@
 
 Nothing here knows about cassettes. With no tap installed every function is a pass-through. A tap installed
 with ``install()`` sees each run (``run_driver``) and each CLI process start (``spawn_args``): it can swap the
-argv for a recorder that tees the CLI's pipes, or for a stand-in that plays recorded frames back, so the real
-driver code runs in both cases. ``$ADAPTOR_NB_CASSETTE`` installs the cassette tap at the first run.
+argv for a recorder that tees the CLI's pipes, or answer with a stand-in that plays recorded frames back inside
+this process (``_standin``), so the real driver code runs in both cases. ``$ADAPTOR_NB_CASSETTE`` installs the
+cassette tap at the first run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ._spi import Driver, DriverOutcome, Invocation, RunContext
+    from ._standin import StandIn
 
 CASSETTE_ENV = "ADAPTOR_NB_CASSETTE"
 
@@ -26,8 +28,9 @@ class Tap(Protocol):
         """Run ``driver.run(invocation, ctx)``, around which the tap keeps its own bookkeeping."""
         ...
 
-    def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
-        """The argv to start instead of ``argv`` (``argv`` itself to leave the start alone)."""
+    def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str] | StandIn:
+        """The argv to start instead of ``argv`` (``argv`` itself to leave the start alone), or a stand-in that
+        plays the process in-process (no OS process is started then)."""
         ...
 
     def replaying(self) -> bool:
@@ -69,8 +72,8 @@ async def run_driver(driver: Driver, invocation: Invocation, ctx: RunContext) ->
     return await tap.run(driver, invocation, ctx)
 
 
-def spawn_args(argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str]:
-    """The argv ``CLIProcess.start`` really starts for ``argv``."""
+def spawn_args(argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str] | StandIn:
+    """The argv ``CLIProcess.start`` really starts for ``argv``, or the stand-in it plays instead."""
     tap = active()
     return argv if tap is None else tap.spawn(argv, cwd, env)
 

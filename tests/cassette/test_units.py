@@ -12,7 +12,7 @@ import pytest
 
 from adaptor_nb import cassette
 from adaptor_nb.cassette import _play, _scrub
-from adaptor_nb.cassette._format import Recording, RunKey, dump, load, play_file
+from adaptor_nb.cassette._format import Recording, RunKey, dump, load, player_frames
 from adaptor_nb.notebook._args import OptionError
 from adaptor_nb.notebook._record import record_command
 
@@ -95,15 +95,6 @@ def test_the_player_reads_and_writes_json_as_the_json_package_does() -> None:
             assert _play._dumps(got) == json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
 
 
-def test_the_player_starts_without_the_slow_imports() -> None:
-    code = (
-        f"import sys; sys.argv = ['play']; sys.path.insert(0, {str(Path(_play.__file__).parent)!r}); import _play; "
-        "print(' '.join(sorted({'json', 're', 'threading', 'signal', 'typing', 'enum'} & set(sys.modules))))"
-    )
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
-
-
 def test_the_replay_cli_starts_without_the_slow_imports() -> None:
     here = Path(_play.__file__).parent.parent / "testing"
     code = (
@@ -134,7 +125,7 @@ def test_the_replay_cli_passes_long_runs_of_lines_on_as_blocks_with_the_same_byt
     assert blocks > 50  # the block path was taken, not only the line by line one
 
 
-def test_the_play_file_holds_each_frame_as_it_was() -> None:
+def test_the_player_takes_each_frame_as_it_was() -> None:
     frames = [
         {"k": "in", "b": '{"a":"\\n"}'},
         {"k": "out", "b": "partial", "nl": False},
@@ -143,7 +134,7 @@ def test_the_play_file_holds_each_frame_as_it_was() -> None:
         {"k": "eof"},
         {"k": "exit", "rc": -15},
     ]
-    back = _play.read_frames(play_file(frames))
+    back = player_frames(frames)
     assert back == [
         ("in", 1, b'{"a":"\\n"}'),
         ("out", 0, b"partial"),

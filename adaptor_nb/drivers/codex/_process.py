@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import select
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,22 +15,6 @@ from ._rpc import Inbound, RpcClient, ServerClosedError, Wakeup
 
 # Notifications the driver never uses; opting out saves parsing on every turn.
 OPTED_OUT_NOTIFICATIONS = ("account/rateLimits/updated", "remoteControl/status/changed", "thread/started")
-
-
-def _exited(pid: int) -> bool:
-    """Whether ``pid`` has exited but was not reaped yet (Linux pidfd; elsewhere the reader's EOF must tell)."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return False
-    try:
-        fd = opener(pid)
-    except OSError:
-        return True
-    try:
-        readable, _, _ = select.select([fd], [], [], 0)
-        return bool(readable)
-    finally:
-        os.close(fd)
 
 
 class OutputRoute:
@@ -110,7 +92,7 @@ class AppServer:
 
     @property
     def alive(self) -> bool:
-        return self.proc.alive and not self.rpc.eof and not _exited(self.proc.pid)
+        return self.proc.alive and not self.rpc.eof and not self.proc.has_exited()
 
     def adopt_thread(self, result: Any) -> str:
         """Remember the thread of a ``thread/start|resume|fork`` result and the defaults it reports."""
