@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._enums import MessageState
 from .._errors import ConfigError
 from ..driver import _tap
-from ._format import Recording, RunKey, digest, dump, load, player_frames, preview, write_atomic
+from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
 from ._messages import note
 from ._play import Player
 from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
@@ -85,6 +85,16 @@ def cell_request() -> str:
 def options_digest(driver: Driver, inv: Invocation) -> str:
     """The SHA-256 of what, besides the prompt, changes a run's answer (no paths, ids or secrets)."""
     schema = inv.output_schema.schema if inv.output_schema is not None else None
+    mcp = None if inv.mcp is None else tuple(sorted(getattr(s, "name", "") for s in inv.mcp))
+    key = None
+    if schema is None:  # the usual case: every part hashable, and the same on each send of a Thread
+        try:
+            key = (driver.name, inv.model, inv.instructions, inv.policy, inv.max_turns, inv.fork, mcp)
+            known = _DIGESTS.get(key)
+        except TypeError:
+            key = known = None
+        if known is not None:
+            return known
     parts = {
         "driver": driver.name,
         "model": inv.model,
@@ -93,9 +103,17 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
         "schema": schema,
         "max_turns": inv.max_turns,
         "fork": inv.fork,
-        "mcp": None if inv.mcp is None else sorted(getattr(s, "name", "") for s in inv.mcp),
+        "mcp": None if mcp is None else list(mcp),
     }
-    return digest(json.dumps(parts, sort_keys=True, default=str))
+    found = digest(json.dumps(parts, sort_keys=True, default=str))
+    if key is not None:
+        if len(_DIGESTS) >= 256:
+            _DIGESTS.clear()
+        _DIGESTS[key] = found
+    return found
+
+
+_DIGESTS: dict[tuple[Any, ...], str] = {}
 
 
 class Cassette:
@@ -323,9 +341,9 @@ class Cassette:
                     f"({len(run.replay.processes)}); record it again with --mode once",
                     option="cassette",
                 )
-            frames = run.replay.processes[index]
-            restored = [{**f, "b": restore(f["b"], where, home, env)} if "<" in f.get("b", "") else f for f in frames]
-            player = Player(player_frames(restored), asyncio.get_running_loop())
+            player = Player(
+                run.replay.processes[index], lambda text: restore(text, where, home, env), asyncio.get_running_loop()
+            )
             self._players.append(player)
             self._started(run, player)
             return player  # played in this process: no CLI, no player process

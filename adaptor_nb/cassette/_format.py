@@ -106,18 +106,6 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
     return {"k": "exit", "rc": int(line.get("exit", 0))}
 
 
-def player_frames(frames: list[dict[str, Any]]) -> list[tuple[str, int, bytes]]:
-    """The frames of one process as the player takes them: ``(kind, arg, text)``, where arg is the exit code for
-    ``exit``, 0 for output that ended without a newline, else 1."""
-    out: list[tuple[str, int, bytes]] = []
-    for frame in frames:
-        kind = str(frame["k"])
-        data = str(frame.get("b", "")).encode("utf-8", "surrogateescape")
-        arg = int(frame.get("rc", 0)) if kind == "exit" else (0 if frame.get("nl") is False else 1)
-        out.append((kind, arg, data))
-    return out
-
-
 def dump(recordings: list[Recording]) -> str:
     """The cassette text for ``recordings`` (processes renumbered p1, p2, ... in file order)."""
     out = [json.dumps({"cassette": FORMAT, "version": VERSION})]

@@ -13,6 +13,7 @@ After the last frame it waits for stdin to close and exits with the recorded exi
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from .._quickjson import dumps as _dumps
@@ -139,43 +140,22 @@ def _remapped(raw: bytes, ids: Ids) -> bytes:
     return _dumps(remap(obj, ids.values)).encode("utf-8", "surrogateescape")
 
 
-def _out_burst(frames: list[tuple[str, int, bytes]], ids: Ids) -> bytes:
-    """Consecutive output frames as one write, with the driver's identifiers in place of the recorded ones.
-
-    When every frame is a whole line, the identifiers are looked for in the joined burst, and only the lines
-    that hold one are decoded; otherwise frame by frame."""
-    parts: list[bytes] = []
-    whole = True
-    for _kind, arg, raw in frames:
-        parts.append(raw)
-        if arg:
-            parts.append(b"\n")
-        else:
-            whole = False
-    burst = b"".join(parts)
-    if not ids:
-        return burst
-    if not whole:
-        return b"".join(_out_line(raw, ids) + (b"\n" if arg else b"") for _kind, arg, raw in frames)
-    starts = ids.lines_in(burst)
-    if not starts:
-        return burst
-    out: list[bytes] = []
-    pos = 0
-    for start in starts:
-        end = burst.find(b"\n", start)
-        out.append(burst[pos:start])
-        out.append(_remapped(burst[start:end], ids))
-        pos = end
-    out.append(burst[pos:])
-    return b"".join(out)
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 class Player:
-    """One recorded process played in-process (a ``StandIn``); ``admit`` is the host sending a message."""
+    """One recorded process played in-process (a ``StandIn``); ``admit`` is the host sending a message.
 
-    def __init__(self, frames: list[tuple[str, int, bytes]], loop: asyncio.AbstractEventLoop) -> None:
+    ``frames`` are the recording's (``{"k": kind, "b": text, ...}``); ``restore`` puts this machine's paths into a
+    recorded text. Frames are turned into bytes as they are played, consecutive output in one piece.
+    """
+
+    def __init__(
+        self, frames: list[dict[str, Any]], restore: Callable[[str], str], loop: asyncio.AbstractEventLoop
+    ) -> None:
         self._frames = frames
+        self._restore = restore
         self._at = 0
         self._loop = loop
         self._io: StandInIO | None = None
@@ -184,10 +164,14 @@ class Player:
         self._eof = False  # the driver closed stdin
         self._closed = False  # no more recorded input is waited for
         self._ended = False
-        self.expected = [raw.decode("utf-8", "replace") for kind, _arg, raw in frames if kind == "msg"]
+        self.expected = [str(f.get("b", "")) for f in frames if f["k"] == "msg"]
         self.next = 0
         self._passes = 0
         self._timer: asyncio.TimerHandle | None = None
+
+    def _text(self, frame: dict[str, Any]) -> str:
+        text = str(frame.get("b", ""))
+        return self._restore(text) if "<" in text else text
 
     # -- the stand-in --------------------------------------------------------------------------------------
 
@@ -240,42 +224,70 @@ class Player:
         frames, ids = self._frames, self._ids
         count = len(frames)
         while self._at < count:
-            kind, arg, raw = frames[self._at]
+            frame = frames[self._at]
+            kind = frame["k"]
             if kind == "out":  # consecutive output goes out at once: the driver reads it as the CLI's burst
                 end = self._at + 1
-                while end < count and frames[end][0] == "out":
+                while end < count and frames[end]["k"] == "out":
                     end += 1
-                io.out(_out_burst(frames[self._at : end], ids))
+                io.out(self._burst(frames[self._at : end]))
                 self._at = end
                 continue
             if kind == "msg":
                 if not self._passes:
-                    self._wait_message(raw)
+                    self._wait_message(str(frame.get("b", "")))
                     return
                 self._passes -= 1
                 self.close()
             elif kind == "err":
-                io.err(raw)
+                io.err(_bytes(self._text(frame)))
             elif kind == "in" and not self._closed:
                 got = self._line()
                 if got is None:
                     if not self._eof:
                         return
                     self._closed = True
-                elif got != raw:
-                    recorded, actual = _parse(raw), _parse(got)
-                    if recorded is not None and actual is not None:
-                        learn(recorded, actual, ids)
+                else:
+                    raw = _bytes(self._text(frame))
+                    if got != raw:
+                        recorded, actual = _parse(raw), _parse(got)
+                        if recorded is not None and actual is not None:
+                            learn(recorded, actual, ids)
             elif kind == "eof" and not self._closed:
                 if not self._drained():
                     return
                 self._closed = True
             elif kind == "exit":
-                self._end(arg)
+                self._end(int(frame.get("rc", 0)))
                 return
             self._at += 1
         if self._closed or self._drained():
             self._end(0)
+
+    def _burst(self, frames: list[dict[str, Any]]) -> bytes:
+        """Consecutive output frames as one write, with the driver's identifiers in place of the recorded ones.
+
+        When every frame is a whole line, paths and identifiers are put in over the joined burst, and only the
+        lines that hold an identifier are decoded; otherwise frame by frame."""
+        ids = self._ids
+        if any(f.get("nl") is False for f in frames):
+            return b"".join(
+                _out_line(_bytes(self._text(f)), ids) + (b"" if f.get("nl") is False else b"\n") for f in frames
+            )
+        text = "\n".join([str(f.get("b", "")) for f in frames]) + "\n"
+        burst = _bytes(self._restore(text) if "<" in text else text)
+        starts = ids.lines_in(burst) if ids else []
+        if not starts:
+            return burst
+        out: list[bytes] = []
+        pos = 0
+        for start in starts:
+            end = burst.find(b"\n", start)
+            out.append(burst[pos:start])
+            out.append(_remapped(burst[start:end], ids))
+            pos = end
+        out.append(burst[pos:])
+        return b"".join(out)
 
     def _line(self) -> bytes | None:
         """The driver's next stdin line without its newline (a last line without one as it is), if there is one."""
@@ -294,9 +306,8 @@ class Player:
         self._pending = b""
         return self._eof
 
-    def _wait_message(self, raw: bytes) -> None:
+    def _wait_message(self, text: str) -> None:
         if self._timer is None:
-            text = raw.decode("utf-8", "replace")
             why = f"the recording has the message {text[:60]!r} here; none was sent in {MESSAGE_WAIT:g} s"
             self._timer = self._loop.call_later(MESSAGE_WAIT, self._stop, why)
 

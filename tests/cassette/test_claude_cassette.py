@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from _support import drain, require_cli
 
-from adaptor_nb import Agent, ApprovalRequest, Notice, ProcessInfo, ToolCall, ToolResult
+from adaptor_nb import Agent, ApprovalRequest, Notice, ProcessInfo, ProcessKind, ToolCall, ToolResult
 from adaptor_nb.cassette import Cassette, CassetteError
 from adaptor_nb.drivers import claude
 from adaptor_nb.testing import FakeAnthropicServer
@@ -60,6 +61,10 @@ async def _run(config: claude.Config, workspace: Path, *prompts: str) -> list[tu
         await agent.close()
 
 
+def psutil_pid_max() -> int:
+    return int(Path("/proc/sys/kernel/pid_max").read_text())
+
+
 @pytest.fixture
 def cli() -> str:
     return require_cli("claude", "run `bash scripts/setup.sh`")
@@ -82,9 +87,14 @@ async def test_a_recorded_claude_thread_replays_without_cli_or_server(
 
     # The server is gone and the command names no installed CLI: only the recording can answer.
     missing = str(tmp_path / "no-such-dir" / "claude")
+    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
     with Cassette(tape, mode="none") as play:
         replayed = await _run(_config([missing], home, workspace, url), workspace, PROMPT, "[[say second turn]]")
     assert play.replayed == 2 and play.recorded == 0
+    # Played in this process: no process was started, and the pid the events carry names no process at all.
+    spawned = [e for e in replayed[0][0] if isinstance(e, ProcessInfo) and e.kind == ProcessKind.SPAWN]
+    assert len(spawned) == 1 and spawned[0].data["pid"] > psutil_pid_max()
+    assert not ({p.pid for p in psutil.Process().children(recursive=True)} - children_before)
     for (ev_live, res_live, err_live), (ev_play, res_play, err_play) in zip(live, replayed, strict=True):
         assert err_live is None and err_play is None
         assert res_play.text == res_live.text

@@ -12,7 +12,7 @@ import pytest
 
 from adaptor_nb import cassette
 from adaptor_nb.cassette import _play, _scrub
-from adaptor_nb.cassette._format import Recording, RunKey, dump, load, player_frames
+from adaptor_nb.cassette._format import Recording, RunKey, dump, load
 from adaptor_nb.notebook._args import OptionError
 from adaptor_nb.notebook._record import record_command
 
@@ -123,26 +123,6 @@ def test_the_replay_cli_passes_long_runs_of_lines_on_as_blocks_with_the_same_byt
         blocks += sum(b"\n" in piece for piece in pieces)
         assert b"\n".join(pieces) == b"\n".join(_replay.load_fixture(str(path)))
     assert blocks > 50  # the block path was taken, not only the line by line one
-
-
-def test_the_player_takes_each_frame_as_it_was() -> None:
-    frames = [
-        {"k": "in", "b": '{"a":"\\n"}'},
-        {"k": "out", "b": "partial", "nl": False},
-        {"k": "err", "b": "two\nlines \udcff"},
-        {"k": "msg", "b": "a message\nwith lines"},
-        {"k": "eof"},
-        {"k": "exit", "rc": -15},
-    ]
-    back = player_frames(frames)
-    assert back == [
-        ("in", 1, b'{"a":"\\n"}'),
-        ("out", 0, b"partial"),
-        ("err", 1, "two\nlines \udcff".encode("utf-8", "surrogateescape")),
-        ("msg", 1, b"a message\nwith lines"),
-        ("eof", 1, b""),
-        ("exit", -15, b""),
-    ]
 
 
 def test_the_file_format_round_trips(tmp_path: Path) -> None:
