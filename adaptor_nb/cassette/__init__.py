@@ -1,9 +1,9 @@
 """Record and replay agent runs: cassettes of what a driver exchanged with its CLI, for notebook CI.
 
 ``use("runs.jsonl", mode="once")`` (or ``%agent record runs.jsonl``, or ``$ADAPTOR_NB_CASSETTE``) makes every
-CLI driver run go through the cassette: a recorded run is played back by a stand-in process that answers the
-real driver code with the recorded frames (no CLI, key or network needed); a missing one is recorded by teeing
-the CLI's pipes. Modes: ``none`` (replay only, the CI default), ``once`` (record what is missing), ``rewrite``.
+CLI driver run go through the cassette: a recorded run is played back in this process by a stand-in that answers
+the real driver code with the recorded frames (no CLI, key, network or child process needed); a missing one is
+recorded by teeing the CLI's pipes. Modes: ``none`` (replay only, the CI default), ``once`` (record what is missing), ``rewrite``.
 """
 
 from __future__ import annotations
