@@ -82,7 +82,67 @@ def _last_user_has_tool_result(messages: list[dict[str, Any]]) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
-async def claude_rounds(rounds: int) -> dict[str, list[float]]:
+# The fake Anthropic server in a process of its own, as the real API is never in the kernel's process: in the
+# benchmark's process its thread competes for the interpreter with the driver's work. It prints when each model
+# request arrived (time.perf_counter is the system's monotonic clock, the same in both processes).
+SERVER_PROCESS = """
+import sys, time
+from adaptor_nb.testing._anthropic import FakeAnthropicServer, Reply
+
+NAMES = sys.argv[1:]
+
+def respond(req):
+    last = req.messages[-1] if req.messages else {}
+    content = last.get("content")
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        print("answered", time.perf_counter(), flush=True)
+        return Reply.text("done")
+    print("asked", time.perf_counter(), flush=True)
+    return Reply.tool(next(n for n in NAMES if n in req.tool_names), {"text": "ping"})
+
+with FakeAnthropicServer() as fake:
+    fake.responder = respond
+    print("url", fake.url, flush=True)
+    sys.stdin.read()
+"""
+
+
+class ServerProcess:
+    """The fake Anthropic server run by ``SERVER_PROCESS``; ``trip()`` reads the clock lines of one round."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, url: str) -> None:
+        self.proc = proc
+        self.url = url
+
+    @classmethod
+    async def start(cls, names: list[str]) -> ServerProcess:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", SERVER_PROCESS, *names, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        assert proc.stdout is not None
+        first = (await proc.stdout.readline()).decode().split()
+        if first[:1] != ["url"]:
+            raise SystemExit("the fake model server process did not start")
+        return cls(proc, first[1])
+
+    async def trip(self) -> float:
+        """The time from the last request that asked for the tool to the one that carried its result."""
+        assert self.proc.stdout is not None
+        asked = 0.0
+        while True:
+            kind, stamp = (await self.proc.stdout.readline()).decode().split()
+            if kind == "asked":
+                asked = float(stamp)
+            else:
+                return float(stamp) - asked
+
+    async def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        await self.proc.wait()
+
+
+async def claude_rounds(rounds: int, server: str = "process") -> dict[str, list[float]]:
     from adaptor_nb.drivers import claude
     from adaptor_nb.testing._anthropic import FakeAnthropicServer, RecordedRequest, Reply
 
@@ -100,14 +160,16 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"hosted": [], "stdio": []}
     for label in ("hosted", "stdio"):
         out[f"{label} cli cpu"], out[f"{label} own cpu"] = [], []
+    remote = await ServerProcess.start(["mcp__pytools__echo", "mcp__echo__echo"]) if server == "process" else None
     with tempfile.TemporaryDirectory() as home, FakeAnthropicServer() as fake:
         fake.responder = respond
+        url = remote.url if remote is not None else fake.url
 
         def config(**fields: Any) -> claude.Config:
             return claude.Config(
                 command=[cli],
                 cwd=home,
-                env={"HOME": home, "ANTHROPIC_BASE_URL": fake.url, **QUIET},
+                env={"HOME": home, "ANTHROPIC_BASE_URL": url, **QUIET},
                 secret_env={"ANTHROPIC_API_KEY": "sk-ant-bench"},
                 bare=True,
                 **fields,
@@ -129,8 +191,9 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
                     cli_cpu = sum(_tree_cpu(pid) for pid in clis.get(label, ()))
                     own_cpu = time.process_time()
                     await agent.thread("bench").send(f"round {i}")
+                    trip = await remote.trip() if remote is not None else clock.trip()
                     if i:
-                        out[label].append(clock.trip())
+                        out[label].append(trip)
                         out[f"{label} own cpu"].append(time.process_time() - own_cpu)
                         out[f"{label} cli cpu"].append(sum(_tree_cpu(pid) for pid in clis[label]) - cli_cpu)
                     else:
@@ -140,6 +203,8 @@ async def claude_rounds(rounds: int) -> dict[str, list[float]]:
         finally:
             await hosted.close()
             await stdio.close()
+            if remote is not None:
+                await remote.close()
     return out
 
 
@@ -219,9 +284,16 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--driver", choices=("claude", "codex", "both"), default="both")
+    parser.add_argument(
+        "--server",
+        choices=("process", "thread"),
+        default="process",
+        help="Claude: the fake model server in a process of its own (default, as a real API) or in this process",
+    )
     args = parser.parse_args()
     if args.driver in ("claude", "both"):
-        report("claude", "SDK MCP control channel", await claude_rounds(args.rounds))
+        where = "fake server in its own process" if args.server == "process" else "fake server in this process"
+        report(f"claude ({where})", "SDK MCP control channel", await claude_rounds(args.rounds, args.server))
     if args.driver in ("codex", "both"):
         report("codex", "loopback HTTP MCP", await codex_rounds(args.rounds))
 

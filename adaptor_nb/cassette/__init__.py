@@ -3,7 +3,8 @@
 ``use("runs.jsonl", mode="once")`` (or ``%agent record runs.jsonl``, or ``$ADAPTOR_NB_CASSETTE``) makes every
 CLI driver run go through the cassette: a recorded run is played back in this process by a stand-in that answers
 the real driver code with the recorded frames (no CLI, key, network or child process needed); a missing one is
-recorded by teeing the CLI's pipes. Modes: ``none`` (replay only, the CI default), ``once`` (record what is missing), ``rewrite``.
+recorded by teeing the CLI's pipes. Modes: ``none`` (replay only, the CI default), ``once`` (record what is
+missing), ``rewrite``.
 """
 
 from __future__ import annotations

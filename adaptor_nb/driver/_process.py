@@ -479,7 +479,9 @@ class StandInProcess(CLIProcess):
 
     def _signal_group(self, sig: int) -> None:
         if self.proc.returncode is None:
-            self.proc.send_signal(sig)
+            # a stand-in parked by an event loop that is gone ends without anyone left to tell
+            with contextlib.suppress(RuntimeError):
+                self.proc.send_signal(sig)
 
     def track(self) -> None:
         pass

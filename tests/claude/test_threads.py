@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -195,3 +198,33 @@ async def test_a_config_changed_in_place_between_sends_is_checked_and_launched_a
         assert err3 is None and r3 is not None and r3.text == "third" and p3 != p1
     finally:
         await agent.close()
+
+
+ENDS_ITS_LOOP = """
+import asyncio, json, sys
+from adaptor_nb import Agent, ProcessInfo, ProcessKind
+from adaptor_nb.drivers import claude
+
+agent = Agent(claude.Driver(claude.Config(**json.loads(sys.argv[1]))))
+
+async def main() -> None:
+    async for event in agent.thread("parked").send("[[say parked]]").events():
+        if isinstance(event, ProcessInfo) and event.kind is ProcessKind.SPAWN:
+            print(event.data["pid"], flush=True)
+
+asyncio.run(main())  # the Thread's process is parked and the Agent never closed when the loop ends
+print("returned", flush=True)
+"""
+
+
+def test_a_script_whose_event_loop_ends_with_a_parked_thread_exits_and_kills_the_cli(make_config) -> None:
+    cfg = make_config()
+    fields = {k: getattr(cfg, k) for k in ("command", "cwd", "env", "secret_env", "bare", "startup_timeout")}
+    out = subprocess.run(
+        [sys.executable, "-c", ENDS_ITS_LOOP, json.dumps(fields)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    pid_line, returned = out.stdout.split()
+    assert returned == "returned"  # asyncio.run came back instead of waiting for the CLI for ever
+    pid = int(pid_line)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

@@ -228,6 +228,11 @@ class CodeBuddyProcess:
         except Exception as exc:  # a reader must never die silently: report as a broken stream
             self.broken = True
             put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+        except asyncio.CancelledError:
+            # Cancelled with the CLI still running (an event loop shutting down with a Thread's process parked):
+            # the process must not outlive its reader, and the wait below must not wait for ever.
+            self.cli.kill_now()
+            raise
         finally:
             rc = await self.cli.proc.wait()
             self.returncode = rc
