@@ -152,3 +152,24 @@ def no_leftover_processes() -> Iterator[None]:
         if libc is not None:
             libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
     assert not described, f"processes outlived the test: {described}"
+
+
+def ends_its_loop(driver: str) -> str:
+    """A script that sends once on a Thread of ``adaptor_nb.drivers.<driver>`` under ``asyncio.run`` and never
+    closes the Agent, so the loop ends with the Thread's process parked. argv: the Config's fields as JSON and the
+    workspace. It prints the CLI's pid, then ``returned`` once ``asyncio.run`` came back."""
+    return f"""
+import asyncio, json, sys
+from adaptor_nb import Agent, ProcessInfo, ProcessKind
+from adaptor_nb.drivers import {driver} as driver
+
+agent = Agent(driver.Driver(driver.Config(**json.loads(sys.argv[1]))), workspace=sys.argv[2])
+
+async def main() -> None:
+    async for event in agent.thread("parked").send("[[say parked]]").events():
+        if isinstance(event, ProcessInfo) and event.kind is ProcessKind.SPAWN:
+            print(event.data["pid"], flush=True)
+
+asyncio.run(main())
+print("returned", flush=True)
+"""

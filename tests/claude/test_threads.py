@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from _support import ends_its_loop
 
 from adaptor_nb import (
     Agent,
@@ -200,28 +201,14 @@ async def test_a_config_changed_in_place_between_sends_is_checked_and_launched_a
         await agent.close()
 
 
-ENDS_ITS_LOOP = """
-import asyncio, json, sys
-from adaptor_nb import Agent, ProcessInfo, ProcessKind
-from adaptor_nb.drivers import claude
-
-agent = Agent(claude.Driver(claude.Config(**json.loads(sys.argv[1]))))
-
-async def main() -> None:
-    async for event in agent.thread("parked").send("[[say parked]]").events():
-        if isinstance(event, ProcessInfo) and event.kind is ProcessKind.SPAWN:
-            print(event.data["pid"], flush=True)
-
-asyncio.run(main())  # the Thread's process is parked and the Agent never closed when the loop ends
-print("returned", flush=True)
-"""
-
-
-def test_a_script_whose_event_loop_ends_with_a_parked_thread_exits_and_kills_the_cli(make_config) -> None:
+def test_a_script_whose_event_loop_ends_with_a_parked_thread_exits_and_kills_the_cli(
+    make_config, workspace: Path
+) -> None:
     cfg = make_config()
     fields = {k: getattr(cfg, k) for k in ("command", "cwd", "env", "secret_env", "bare", "startup_timeout")}
+    script = ends_its_loop("claude")
     out = subprocess.run(
-        [sys.executable, "-c", ENDS_ITS_LOOP, json.dumps(fields)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, json.dumps(fields), str(workspace)], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr[-2000:]
     pid_line, returned = out.stdout.split()

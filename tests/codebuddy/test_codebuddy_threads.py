@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from _support import drain, of
+from _support import drain, ends_its_loop, of
 
 from adaptor_nb import Agent, Notice, ProcessInfo, ProcessKind, ResumeRejectedError
 from adaptor_nb.testing import FakeChatCompletionsServer
@@ -94,30 +94,13 @@ async def test_resume_only_fails_when_the_session_is_gone(
     assert isinstance(err, ResumeRejectedError) and "No conversation found" in str(err)
 
 
-ENDS_ITS_LOOP = """
-import asyncio, json, sys
-from adaptor_nb import Agent, ProcessInfo, ProcessKind
-from adaptor_nb.drivers import codebuddy
-
-agent = Agent(codebuddy.Driver(codebuddy.Config(**json.loads(sys.argv[1]))), workspace=sys.argv[2])
-
-async def main() -> None:
-    async for event in agent.thread("parked").send("[[say parked]]").events():
-        if isinstance(event, ProcessInfo) and event.kind is ProcessKind.SPAWN:
-            print(event.data["pid"], flush=True)
-
-asyncio.run(main())  # the Thread's process is parked and the Agent never closed when the loop ends
-print("returned", flush=True)
-"""
-
-
 async def test_a_script_whose_event_loop_ends_with_a_parked_thread_exits_and_kills_the_cli(
     make_driver: DriverFactory, workspace: Path
 ) -> None:
     cfg = make_driver().config
     fields = {k: getattr(cfg, k) for k in ("command", "env", "secret_env", "grace_period")}
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", ENDS_ITS_LOOP, json.dumps(fields), str(workspace), stdout=PIPE, stderr=PIPE
+        sys.executable, "-c", ends_its_loop("codebuddy"), json.dumps(fields), str(workspace), stdout=PIPE, stderr=PIPE
     )
     out, err = await asyncio.wait_for(child.communicate(), 120)  # the fake model server answers from this loop
     assert child.returncode == 0, err.decode()[-2000:]
