@@ -9,7 +9,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from .._enums import AuthorKind, NoticeKind
 from .._errors import (
@@ -174,7 +174,10 @@ class ThreadBinding:
     @property
     def codec(self) -> SessionCodec:
         codec = getattr(self.host.driver, "session_codec", None)
-        return codec if isinstance(codec, SessionCodec) else IdentityCodec()
+        # What isinstance(codec, SessionCodec) checks, without the Protocol machinery it costs on every run.
+        if callable(getattr(codec, "encode", None)) and callable(getattr(codec, "decode", None)):
+            return cast(SessionCodec, codec)
+        return IdentityCodec()
 
     @staticmethod
     def _notice(notice: NoticeSink, kind: str, text: str, data: dict[str, Any]) -> None:

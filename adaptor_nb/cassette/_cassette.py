@@ -23,7 +23,7 @@ from ..driver import _tap
 from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
 from ._messages import note
 from ._play import Player
-from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restore, secret_values, volatile
+from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restorer, secret_values, volatile
 
 if TYPE_CHECKING:
     from ..driver._spi import Driver, DriverOutcome, Invocation, RunContext
@@ -341,9 +341,7 @@ class Cassette:
                     f"({len(run.replay.processes)}); record it again with --mode once",
                     option="cassette",
                 )
-            player = Player(
-                run.replay.processes[index], lambda text: restore(text, where, home, env), asyncio.get_running_loop()
-            )
+            player = Player(run.replay.processes[index], restorer(where, home, env), asyncio.get_running_loop())
             self._players.append(player)
             self._started(run, player)
             return player  # played in this process: no CLI, no player process

@@ -13,6 +13,7 @@ After the last frame it waits for stdin to close and exits with the recorded exi
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again bef
 PLACEHOLDER = b"00000000-0000-4000-8000-"  # how the cassette's scrubber starts every UUID it replaces
 PLACEHOLDER_SIZE = len(PLACEHOLDER) + 12  # and then 12 lower-case hex digits
 _HEX = frozenset(b"0123456789abcdef")
+_PLACEHOLDERS = re.compile(re.escape(PLACEHOLDER) + rb"[0-9a-f]{12}").findall
 
 
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
@@ -45,6 +47,42 @@ def learn(recorded: Any, actual: Any, ids: Ids) -> None:
     elif isinstance(recorded, list) and isinstance(actual, list):
         for value, other in zip(recorded, actual, strict=False):
             learn(value, other, ids)
+
+
+_ID_VALUES = re.compile(
+    rb'"(?:'
+    + b"|".join(re.escape(k.encode()) for k in sorted(ID_KEYS))
+    + rb')":"('
+    + re.escape(PLACEHOLDER)
+    + rb'[0-9a-f]{12})"'
+).finditer
+
+
+_PLAIN = re.compile(rb"[ !#-\[\]-~]*").fullmatch  # printable ASCII with no quote or backslash: a JSON string as it is
+
+
+def learn_line(recorded: bytes, actual: bytes, ids: Ids) -> bool:
+    """``learn`` for the common case without decoding: ``actual`` is the recorded line with only placeholder values
+    of identifier keys replaced, each by a plain string of the same length. False (nothing noted) otherwise."""
+    if len(recorded) != len(actual):
+        return False
+    pos = 0
+    changed: list[tuple[int, int]] = []
+    for match in _ID_VALUES(recorded):
+        start, end = match.span(1)
+        if recorded[pos:start] != actual[pos:start]:
+            return False
+        if recorded[start:end] != actual[start:end]:
+            value = actual[start:end]
+            if not _PLAIN(value):
+                return False
+            changed.append((start, end))
+        pos = end
+    if recorded[pos:] != actual[pos:]:
+        return False
+    for start, end in changed:
+        ids.add(recorded[start:end].decode("ascii"), actual[start:end].decode("ascii"))
+    return True
 
 
 def remap(obj: Any, ids: dict[str, Any]) -> Any:
@@ -73,8 +111,8 @@ class Ids:
     """Recorded identifiers and the driver's own for them, with a cheap test of whether an output line has one.
 
     A cassette replaces every UUID with a placeholder that starts with ``PLACEHOLDER``, so for those one search for
-    the prefix and a set lookup per placeholder found decide; other identifiers (numbers, other strings) are
-    searched for one by one.
+    every placeholder in the text, met with the set of learnt ones, decides; other identifiers (numbers, other
+    strings) are searched for one by one.
     """
 
     def __init__(self) -> None:
@@ -98,24 +136,17 @@ class Ids:
             self._others.append(raw)
 
     def found_in(self, line: bytes) -> bool:
-        if self._placeholders:
-            at = line.find(PLACEHOLDER)
-            while at >= 0:
-                if line[at : at + PLACEHOLDER_SIZE] in self._placeholders:
-                    return True
-                at = line.find(PLACEHOLDER, at + 1)
+        if self._placeholders and not self._placeholders.isdisjoint(_PLACEHOLDERS(line)):
+            return True
         return any(raw in line for raw in self._others)
 
     def lines_in(self, burst: bytes) -> list[int]:
         """Where the lines of ``burst`` (lines ended by newlines) that hold a recorded identifier start, in order."""
         hits: set[int] = set()
+        wanted = list(self._others)
         if self._placeholders:
-            at = burst.find(PLACEHOLDER)
-            while at >= 0:
-                if burst[at : at + PLACEHOLDER_SIZE] in self._placeholders:
-                    hits.add(burst.rfind(b"\n", 0, at) + 1)
-                at = burst.find(PLACEHOLDER, at + PLACEHOLDER_SIZE)
-        for raw in self._others:
+            wanted += self._placeholders.intersection(_PLACEHOLDERS(burst))
+        for raw in wanted:
             at = burst.find(raw)
             while at >= 0:
                 hits.add(burst.rfind(b"\n", 0, at) + 1)
@@ -249,7 +280,7 @@ class Player:
                     self._closed = True
                 else:
                     raw = _bytes(self._text(frame))
-                    if got != raw:
+                    if got != raw and not learn_line(raw, got, ids):
                         recorded, actual = _parse(raw), _parse(got)
                         if recorded is not None and actual is not None:
                             learn(recorded, actual, ids)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 SECRET = "<secret>"
@@ -41,7 +41,7 @@ def _escaped(text: str) -> str:
 
 
 _DIR_NAME = re.compile(r"(HOME|DIR|ROOT)$")
-_DIR_TOKEN = re.compile(r"<\$([A-Za-z_][A-Za-z0-9_]*)>")
+_TOKEN = re.compile(r"<(cwd|home|\$[A-Za-z_][A-Za-z0-9_]*)>")  # what restore puts paths back for
 _ISO_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?\b")
 
 
@@ -118,14 +118,26 @@ def highest_placeholder(text: str) -> int:
 
 def restore(text: str, cwd: str, home: str, env: Mapping[str, str] | None = None) -> str:
     """Put the replaying machine's paths back where the recording has ``<cwd>``, ``<home>`` and ``<$NAME>``."""
-    if CWD in text and cwd:
-        text = text.replace(CWD, _escaped(cwd.rstrip(os.sep)))
-    if HOME in text and home:
-        text = text.replace(HOME, _escaped(home.rstrip(os.sep)))
-    if "<$" in text:
-        values = env or {}
-        text = _DIR_TOKEN.sub(lambda m: _escaped(values[m.group(1)]) if values.get(m.group(1)) else m.group(0), text)
-    return text
+    return restorer(cwd, home, env)(text)
+
+
+def restorer(cwd: str, home: str, env: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """``restore`` for one machine's paths: their JSON forms worked out once, the text searched once (a replay
+    restores every burst of output it plays)."""
+    paths = {name: _escaped(path.rstrip(os.sep)) for name, path in (("cwd", cwd), ("home", home)) if path}
+    values = env or {}
+
+    def token(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in paths:
+            variable = name[1:] if name.startswith("$") else ""
+            paths[name] = _escaped(values[variable]) if variable and values.get(variable) else match.group(0)
+        return paths[name]
+
+    def put_back(text: str) -> str:
+        return _TOKEN.sub(token, text) if "<" in text else text
+
+    return put_back
 
 
 def clock_times(text: str) -> str:

@@ -63,25 +63,47 @@ class CommonConfig:
 
 def resolve_command(command: list[str] | None, default: str, install_hint: str, driver: str) -> list[str]:
     """The argv prefix to run: ``command`` if given, else ``default`` found on PATH; a clear error otherwise."""
-    if _tap.replaying() and not shutil.which((command or [default])[0]):
-        return list(command) if command else [default]  # a replayed run plays recorded frames: no CLI needed
+    exe = (command or [default])[0]
+    if _tap.replaying():
+        return list(command) if command else [default]  # a replayed run plays recorded frames: no CLI is run
     if command:
-        exe = command[0]
         if os.path.sep in exe:
             if not os.access(exe, os.X_OK):
                 raise InvalidDriverConfigError(
                     f"{driver}: command {exe!r} is not an executable file. {install_hint}", option="command"
                 )
             return list(command)
-        found = shutil.which(exe)
+        found = _which(exe)
         if not found:
             raise InvalidDriverConfigError(
                 f"{driver}: command {exe!r} was not found on PATH. {install_hint}", option="command"
             )
         return [found, *command[1:]]
-    found = shutil.which(default)
+    found = _which(default)
     if not found:
         raise InvalidDriverConfigError(
             f"{driver}: the {default!r} CLI was not found on PATH. {install_hint}", option="command"
         )
     return [found]
+
+
+_FOUND: dict[tuple[str, str | None], str] = {}
+
+
+def _which(name: str) -> str | None:
+    """``shutil.which(name)``, remembered for the PATH it was found on while the file found stays executable.
+
+    A Thread sends many prompts; the search walks every PATH entry, the check of a remembered hit is one
+    ``access``. A name not found is searched for again each time (it may have been installed since)."""
+    key = (name, os.environ.get("PATH"))
+    found = _FOUND.get(key)
+    if found is not None and os.access(found, os.X_OK) and not os.path.isdir(found):
+        return found
+    found = shutil.which(name)
+    if found is None:
+        _FOUND.pop(key, None)
+    else:
+        if len(_FOUND) >= 64:
+            _FOUND.clear()
+        _FOUND[key] = found
+    return found

@@ -72,6 +72,42 @@ def test_the_player_finds_placeholder_ids_among_many() -> None:
     assert _play._out_line(other, ids) is other  # no recorded id in it: passed on as it is, unparsed
 
 
+def test_the_quick_id_match_agrees_with_decoding_or_declines() -> None:
+    old = f"{_scrub.PLACEHOLDER_PREFIX}{3:012d}"
+    recorded = json.dumps({"type": "user", "uuid": old, "text": "hi"}, separators=(",", ":")).encode()
+    same_length = "abcdef01-2345-4678-9abc-def012345678"
+    ids = _play.Ids()
+    assert _play.learn_line(recorded, recorded.replace(old.encode(), same_length.encode()), ids)
+    assert _play._out_line(recorded, ids) == recorded.replace(old.encode(), same_length.encode())
+    declined = [
+        recorded.replace(old.encode(), b"short"),  # another length: left to the decoder
+        recorded.replace(b'"hi"', b'"ho"'),  # a change outside an id
+        recorded.replace(old.encode(), b"abcdef01-2345-4678-9abc-def01234567\\"),  # an escape in the value
+        recorded.replace(b'"uuid"', b'"uuix"'),  # not an id key
+    ]
+    for actual in declined:
+        fresh = _play.Ids()
+        assert not _play.learn_line(recorded, actual, fresh), actual
+        assert not fresh.found_in(recorded)
+
+
+def test_restoring_paths_puts_each_token_back_once() -> None:
+    put_back = _scrub.restorer("/w/", "/h", {"CODEX_HOME": "/c h", "EMPTY": ""})
+    text = json.dumps(
+        {"a": "<cwd>/x", "b": "<home>", "c": "<$CODEX_HOME>/y", "d": "<$EMPTY>", "e": "<$NONE>", "f": "<x>"}
+    )
+    assert json.loads(put_back(text)) == {
+        "a": "/w/x",
+        "b": "/h",
+        "c": "/c h/y",
+        "d": "<$EMPTY>",
+        "e": "<$NONE>",
+        "f": "<x>",
+    }
+    assert put_back("no tokens") == "no tokens"
+    assert _scrub.restore("<cwd>", "", "") == "<cwd>"  # no path to put back: the token stays
+
+
 def test_the_player_reads_and_writes_json_as_the_json_package_does() -> None:
     lines = [
         b'{"a":[1,2.5,"x\\u00e9\xc3\xa9",null,true,false,{"b":{}}]}',

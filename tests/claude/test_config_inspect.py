@@ -60,6 +60,22 @@ async def test_a_missing_cli_names_the_command_and_how_to_install(tmp_path: Path
     assert report.status == "missing" and "npm install" in report.checks[0].detail
 
 
+def test_the_cli_is_found_again_after_it_is_removed_or_installed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(InvalidDriverConfigError):
+        claude.Driver().validate_config()
+    cli = tmp_path / "claude"
+    cli.write_text("#!/bin/sh\n")
+    cli.chmod(0o755)
+    claude.Driver().validate_config()  # installed since the last search, on the same PATH
+    cli.unlink()
+    with pytest.raises(InvalidDriverConfigError):
+        claude.Driver().validate_config()  # a remembered hit is checked before it is used
+    cli.mkdir()
+    with pytest.raises(InvalidDriverConfigError):
+        claude.Driver().validate_config()
+
+
 def test_the_descriptor_is_truthful() -> None:
     d = claude.Driver().descriptor()
     assert d.name == "claude" and d.provider == "anthropic"

@@ -42,6 +42,8 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
+# json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
 _BIG_LINE = 1 << 20
 _NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
@@ -259,7 +261,7 @@ class ClaudeProcess:
 
     def send(self, obj: dict[str, Any]) -> None:
         """Queue one JSON line for stdin (never blocks, never writes half a line)."""
-        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        data = _encode(obj).encode() + b"\n"
         stdin = self.cli.proc.stdin
         if self._writing or self._closing or not self._out.empty() or stdin is None or not _idle(stdin):
             self._out.put_nowait(data)
