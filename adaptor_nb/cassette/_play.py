@@ -25,9 +25,8 @@ from ._format import preview
 MISMATCH = 3
 MESSAGE_WAIT = 120.0  # seconds a recorded message may take to be sent again before the replay gives up
 PLACEHOLDER = b"00000000-0000-4000-8000-"  # how the cassette's scrubber starts every UUID it replaces
-PLACEHOLDER_SIZE = len(PLACEHOLDER) + 12  # and then 12 lower-case hex digits
-_HEX = frozenset(b"0123456789abcdef")
-_PLACEHOLDERS = re.compile(re.escape(PLACEHOLDER) + rb"[0-9a-f]{12}").findall
+_PLACEHOLDER = re.compile(re.escape(PLACEHOLDER) + rb"[0-9a-f]{12}")  # and then 12 lower-case hex digits
+_PLACEHOLDERS = _PLACEHOLDER.findall
 
 
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
@@ -50,11 +49,7 @@ def learn(recorded: Any, actual: Any, ids: Ids) -> None:
 
 
 _ID_VALUES = re.compile(
-    rb'"(?:'
-    + b"|".join(re.escape(k.encode()) for k in sorted(ID_KEYS))
-    + rb')":"('
-    + re.escape(PLACEHOLDER)
-    + rb'[0-9a-f]{12})"'
+    rb'"(?:' + b"|".join(re.escape(k.encode()) for k in sorted(ID_KEYS)) + rb')":"(' + _PLACEHOLDER.pattern + rb')"'
 ).finditer
 
 
@@ -130,7 +125,7 @@ class Ids:
             return
         self.values[key] = actual
         raw = str(recorded).encode("utf-8", "surrogateescape")
-        if isinstance(recorded, str) and _is_placeholder(raw):
+        if isinstance(recorded, str) and _PLACEHOLDER.fullmatch(raw):
             self._placeholders.add(raw)
         else:
             self._others.append(raw)
@@ -152,10 +147,6 @@ class Ids:
                 hits.add(burst.rfind(b"\n", 0, at) + 1)
                 at = burst.find(raw, at + 1)
         return sorted(hits)
-
-
-def _is_placeholder(raw: bytes) -> bool:
-    return len(raw) == PLACEHOLDER_SIZE and raw.startswith(PLACEHOLDER) and _HEX.issuperset(raw[len(PLACEHOLDER) :])
 
 
 def _out_line(raw: bytes, ids: Ids) -> bytes:
