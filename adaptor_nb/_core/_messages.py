@@ -82,6 +82,10 @@ _TIMINGS_AT: dict[Boundary, frozenset[Timing]] = {
 }
 
 
+def _nothing() -> None:
+    pass
+
+
 class MessageQueue:
     """Admits messages from the host and hands them to the driver at declared boundaries."""
 
@@ -104,6 +108,7 @@ class MessageQueue:
         self._entries: list[_Entry] = []
         self._by_id: dict[str, _Entry] = {}
         self._changed = asyncio.Event()
+        self._watchers: list[tuple[tuple[Boundary, ...], Callable[[], None]]] = []
         self._space = asyncio.Event()
         self._space.set()
         self._finished = False
@@ -227,7 +232,7 @@ class MessageQueue:
         self._emit(e)
         if self.on_admitted is not None:
             self.on_admitted(msg_id, text)
-        self._changed.set()
+        self._change()
         return msg_id
 
     # -- driver side (MessagePort) -----------------------------------------------------------------------
@@ -309,13 +314,39 @@ class MessageQueue:
         e.state = "queued"
         e.possible_duplicate = e.possible_duplicate or possible_duplicate
         self._emit(e)
-        self._changed.set()
+        self._change()
 
     async def wait(self, boundaries: frozenset[Boundary] | None = None) -> None:
         targets = tuple(boundaries) if boundaries else tuple(_TIMINGS_AT)
-        while not any(self._claimable(e, b) for e in self._entries for b in targets):
+        while not self._any_claimable(targets):
             self._changed.clear()
             await self._changed.wait()
+
+    def watch(self, boundaries: frozenset[Boundary], callback: Callable[[], None]) -> Callable[[], None]:
+        targets = tuple(boundaries) if boundaries else tuple(_TIMINGS_AT)
+        if self._any_claimable(targets):
+            callback()
+            return _nothing
+        watcher = (targets, callback)
+        self._watchers.append(watcher)
+
+        def stop() -> None:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
+
+        return stop
+
+    def _any_claimable(self, targets: tuple[Boundary, ...]) -> bool:
+        return any(self._claimable(e, b) for e in self._entries for b in targets)
+
+    def _change(self) -> None:
+        """The queue changed: wake ``wait`` and call the watchers whose boundaries now have a message."""
+        self._changed.set()
+        if self._watchers:
+            due = [w for w in self._watchers if self._any_claimable(w[0])]
+            for watcher in due:
+                self._watchers.remove(watcher)
+                watcher[1]()
 
     # -- core side ---------------------------------------------------------------------------------------
 
@@ -341,7 +372,7 @@ class MessageQueue:
         """Cancellation: wake blocked admissions; queued input will fail with CANCELLED."""
         self._cancelled = True
         self._space.set()
-        self._changed.set()
+        self._change()
 
     def finish(self, reason: MessageFailure) -> None:
         """Close admission and fail everything not delivered with ``reason`` (original text kept)."""
@@ -352,7 +383,7 @@ class MessageQueue:
                 e.reason = MessageFailure.LIMIT_EXCEEDED if self.limit_reached else reason
                 self._emit(e)
         self._space.set()
-        self._changed.set()
+        self._change()
 
     def fail_unstarted(self, msg_id: str, text: str, author: Author, timing: Timing, reason: MessageFailure) -> None:
         """Report input that never reached this run's queue (a Standby's queued execution) as failed here."""

@@ -92,7 +92,7 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
         if kind in line:
             frame: dict[str, Any] = {"k": kind, "b": json.dumps(line[kind], ensure_ascii=False, separators=(",", ":"))}
         elif f"{kind}_text" in line:
-            frame = {"k": kind, "b": str(line[f"{kind}_text"])}
+            frame = {"k": kind, "b": str(line[f"{kind}_text"]), "t": True}  # a line that is not JSON
         else:
             continue
         if line.get("nl") is False:

@@ -437,7 +437,7 @@ class ClaudeLikeTranslator:
         if related not in self._subagent_tools and frame.get("task_type") != "local_agent":
             text = str(frame.get("description") or frame.get("summary") or sub)
             code = f"{self.PREFIX}.{sub}"
-            return [Notice(kind=NoticeKind.LIFECYCLE.value, text=text, metadata={"code": code}, data=data)]
+            return [Notice(kind=NoticeKind.LIFECYCLE, text=text, metadata={"code": code}, data=data)]
         task = related or task_id
         if sub == "task_started":
             return [
@@ -500,7 +500,7 @@ class ClaudeLikeTranslator:
             data: dict[str, Any] = {
                 k: frame[k] for k in ("cwd", "tools", "mcp_servers", "agents", "skills") if k in frame
             }
-            return [Notice(kind=NoticeKind.INVOCATION.value, text=f"session {sid}", metadata=meta, data=data)]
+            return [Notice(kind=NoticeKind.INVOCATION, text=f"session {sid}", metadata=meta, data=data)]
         if sub in _QUIET_SYSTEM:
             return []
         if sub.startswith("task_"):
@@ -520,7 +520,7 @@ class ClaudeLikeTranslator:
         else:
             text = sub
         code = f"{self.PREFIX}.{sub}"
-        return [Notice(kind=NoticeKind.LIFECYCLE.value, text=text, metadata={"code": code}, data=data)]
+        return [Notice(kind=NoticeKind.LIFECYCLE, text=text, metadata={"code": code}, data=data)]
 
     def unknown(self, frame: dict[str, Any]) -> list[Event]:
         """A frame type this driver does not know; kept as a notice so nothing is silently lost."""

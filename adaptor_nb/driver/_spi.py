@@ -233,6 +233,11 @@ class MessagePort(Protocol):
         """Return when a message is (or becomes) claimable at one of ``boundaries`` (default: any)."""
         ...
 
+    def watch(self, boundaries: frozenset[Boundary], callback: Callable[[], None]) -> Callable[[], None]:
+        """``wait`` without a task: call ``callback`` once, when a message is (or becomes) claimable at one of
+        ``boundaries`` (default: any). Returns a function that stops watching."""
+        ...
+
 
 @dataclass(frozen=True)
 class ApprovalSpec:

@@ -91,6 +91,41 @@ def test_the_quick_id_match_agrees_with_decoding_or_declines() -> None:
         assert not fresh.found_in(recorded)
 
 
+def test_swapping_ids_in_a_burst_agrees_with_decoding_each_line() -> None:
+    rng = random.Random(7)
+    learnt = [f"{_scrub.PLACEHOLDER_PREFIX}{n:012d}" for n in range(1, 9)]
+    unknown = f"{_scrub.PLACEHOLDER_PREFIX}{99:012d}"
+    ids = _play.Ids()
+    actual: list[str | int] = ["plain-1", 'quo"te', "ünïcode", 42, "x\\y", "plain-6", "plain-7", "plain-8"]
+    for old, new in zip(learnt, actual, strict=True):
+        ids.add(old, new)
+    values = [*learnt, unknown, "text", 7]
+    keys = ["uuid", "id", "request_id", "parent_tool_use_id", "session_id", "text", 'x"uuid', "uuid "]
+
+    def value(depth: int) -> object:
+        roll = rng.random()
+        if depth < 3 and roll < 0.2:
+            return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        if depth < 3 and roll < 0.3:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        if roll < 0.4:
+            return f'say "uuid":"{rng.choice(learnt)}" and ,"id":"{rng.choice(learnt)}"'  # ids inside a text
+        return rng.choice(values)
+
+    for _ in range(300):
+        lines = [
+            json.dumps({rng.choice(keys): value(0) for _ in range(rng.randint(1, 5))}, separators=(",", ":"))
+            for _ in range(rng.randint(1, 4))
+        ]
+        burst = ("\n".join(lines) + "\n").encode()
+        want = b"".join(_play._out_line(line.encode(), ids) + b"\n" for line in lines)
+        got = ids.swapped(burst)
+        assert got is not None
+        assert [json.loads(x) for x in got.splitlines()] == [json.loads(x) for x in want.splitlines()], burst
+    ids.add(5, 6)  # an id that is not a placeholder: the lines are decoded after all
+    assert ids.swapped(b'{"id":5}\n') is None
+
+
 def test_restoring_paths_puts_each_token_back_once() -> None:
     put_back = _scrub.restorer("/w/", "/h", {"CODEX_HOME": "/c h", "EMPTY": ""})
     text = json.dumps(
@@ -174,7 +209,8 @@ def test_the_file_format_round_trips(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert lines[2] == {"p": "p1", "in": {"a": 1}} and lines[3] == {"p": "p1", "out_text": "not json"}
     [rec] = load(path)
-    assert rec.key == key and rec.processes == [frames]
+    assert rec.key == key
+    assert rec.processes == [[frames[0], {**frames[1], "t": True}, *frames[2:]]]  # loaded, text lines are marked
 
 
 def test_record_magic_names_a_bad_mode_and_starts_and_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

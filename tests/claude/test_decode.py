@@ -138,3 +138,37 @@ def test_consecutive_deltas_of_one_block_share_a_frame_and_anything_else_starts_
     frames, _ = decode_block("\n".join(lines).encode(), {})
     assert frames[:3] == [(0, ["a", "b"]), (1, ["c", "d"]), json.loads(lines[4])]
     assert frames[3:] == [(1, ["e", "f"]), json.loads(lines[8]), (1, ["g"])]
+
+
+def test_lines_the_fast_decoder_refuses_read_as_json_reads_them() -> None:
+    awkward = [
+        '{"big":123456789012345678901234567890,"neg":-99999999999999999999999}',  # beyond 64 bits: exact ints
+        '{"huge":1e400,"tiny":-1e400}',  # beyond a double: json gives inf
+        '{"nan":NaN,"inf":Infinity,"minf":-Infinity}',  # json's own extensions
+        '{"lone":"\\ud800 and \\udfff"}',  # lone surrogates
+        '{"deep":' + "[" * 5000 + "]" * 5000 + "}",  # deeper than either decoder goes: not a frame
+        '{"tab":"a\tb"}',  # a raw control character: refused by both
+        "\ufeff{}",  # a byte order mark: refused by both
+    ]
+    for line in awkward:
+        frames, _ = decode_block(line.encode("utf-8", "surrogatepass"), {})
+        assert len(frames) == 1, line[:40]
+        want = expected(line) if not line.startswith('{"deep"') else line.encode()
+        got = frames[0]
+        assert repr(got) == repr(want), line[:40]  # repr: NaN != NaN, and 1 == 1.0 must not pass
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(obj=st.dictionaries(st.text(max_size=8), _json_values, max_size=6), ascii_only=st.booleans())
+def test_any_object_decodes_as_json_decodes_it(obj: dict[str, Any], ascii_only: bool) -> None:
+    line = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":"))
+    frames, _ = decode_block(line.encode("utf-8", "surrogatepass"), {})
+    assert len(per_line(frames)) == 1
+    assert repr(as_object(per_line(frames)[0])) == repr(reduce(json.loads(line)))

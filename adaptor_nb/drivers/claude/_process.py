@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import json
 import json.decoder
-import json.scanner
 import re
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 from ...driver import (
     CLIProcess,
@@ -24,8 +25,11 @@ EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
 
 _loads = json.loads
-# The C scanner of a plain decoder: one call per line, no per-line encoding detection or wrapper checks.
-_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+# Lines are decoded with msgspec (about twice as fast as json's scanner on the CLI's frames). It gives the same
+# values for every line json reads except those it refuses (a number beyond a double's range, a lone surrogate,
+# NaN): those go to json.loads, so a line reads exactly as json would read it.
+_decode: Callable[[str], Any] = msgspec.json.Decoder().decode
+_DecodeError = msgspec.DecodeError
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _READ = 1 << 16  # a block's frames are handed on before the next read: smaller blocks keep fewer alive at once
 
@@ -63,7 +67,7 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
     out: list[Frame] = []
     append = out.append
     session_id = ""
-    scan = _scan
+    decode = _decode
     head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
     run: tuple[int, list[str]] | None = None  # the text-delta frame the next delta of the same block joins
     for line in lines:
@@ -93,10 +97,8 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
                         continue
         run = None
         try:
-            obj, end = scan(line, 0)
-            if end != len(line) and line[end:].strip():
-                raise ValueError("trailing data")
-        except (StopIteration, ValueError, RecursionError):
+            obj = decode(line)
+        except (_DecodeError, RecursionError):
             try:
                 obj = _loads(line)
             except (ValueError, RecursionError):  # over-deep nesting is a bad line, not a dead reader

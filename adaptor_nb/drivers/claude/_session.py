@@ -7,6 +7,7 @@ import contextlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -43,9 +44,20 @@ E = TypeVar("E", bound=Event)
 _set = object.__setattr__
 
 
+_METAS: dict[str, EventMeta] = {}
+
+
 def _source_meta(session_id: str) -> EventMeta | None:
-    """The meta a driver attaches to a fresh event so the broker records its provider coordinates."""
-    return EventMeta(source=EventSourceMeta(thread_id=session_id)) if session_id else None
+    """The meta a driver attaches to a fresh event so the broker records its provider coordinates (one per session:
+    a meta is immutable, so every run of a session shares it)."""
+    if not session_id:
+        return None
+    meta = _METAS.get(session_id)
+    if meta is None:
+        if len(_METAS) >= 1024:
+            _METAS.clear()
+        meta = _METAS[session_id] = EventMeta(source=EventSourceMeta(thread_id=session_id))
+    return meta
 
 
 _RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -103,8 +115,9 @@ class ClaudeRun:
         self.cost = 0.0
         self.exit_code: int | None = None
         self._in_tool_phase = False
-        self._watcher: asyncio.Task[None] | None = None
-        self._watching: frozenset[Boundary] = frozenset()
+        self._unwatch: Callable[[], None] | None = None  # stops the message watch, while one is set
+        self._startup: asyncio.TimerHandle | None = None  # the startup_timeout's timer, from the first wait
+        self._watching: frozenset[Boundary] | None = frozenset()  # None: the watch fired
         self._outcome: DriverOutcome | None = None
         self._failure: DriverFailure | None = None
 
@@ -123,8 +136,11 @@ class ClaudeRun:
         return self._outcome
 
     async def close(self) -> None:
-        """Stop helper tasks (message watcher, approvals still waiting)."""
-        helpers = (self._watcher, *self.approval_tasks.values(), *self.mcp_tasks.values())
+        """Stop helper tasks (message watcher, approvals still waiting) and the startup timer."""
+        if self._startup is not None:
+            self._startup.cancel()
+        self._stop_watching()
+        helpers = (*self.approval_tasks.values(), *self.mcp_tasks.values())
         tasks = [t for t in helpers if t is not None and not t.done()]
         for t in tasks:
             t.cancel()
@@ -150,23 +166,28 @@ class ClaudeRun:
         inbox = self.proc.inbox
         if not inbox.empty():
             return inbox.get_nowait()
-        timeout: float | None = None
-        what = ""
         if not self.saw_output:
-            timeout, what = self.startup_timeout, "startup_timeout"
-        elif self.idle_timeout is not None and not self.approval_tasks:
-            timeout, what = self.idle_timeout, "idle_timeout"
-        if timeout is None:
+            # One timer from the first wait of the run to its first frame (not one per wait): when it fires before
+            # any output, the wake-up it posts ends the run.
+            if self._startup is None:
+                self._startup = self.proc.loop.call_later(
+                    self.startup_timeout, inbox.put_nowait, (WAKE, self, "startup_timeout")
+                )
+            return await inbox.get()
+        if self.idle_timeout is None or self.approval_tasks:
             return await inbox.get()
         try:
-            async with asyncio.timeout(timeout):  # a timer on this task: no task of its own for the wait
+            async with asyncio.timeout(self.idle_timeout):  # a timer on this task: no task of its own for the wait
                 return await inbox.get()
         except TimeoutError:
-            raise DriverFailure(
-                f"Claude Code wrote nothing for {timeout:g} s ({what}); the process is stuck or waiting on the network",
-                details={"stderr_tail": self.proc.stderr_tail(), "timeout": what, "pid": self.proc.pid},
-                session_id=self.session_id,
-            ) from None
+            raise self._silent(self.idle_timeout, "idle_timeout") from None
+
+    def _silent(self, timeout: float, what: str) -> DriverFailure:
+        return DriverFailure(
+            f"Claude Code wrote nothing for {timeout:g} s ({what}); the process is stuck or waiting on the network",
+            details={"stderr_tail": self.proc.stderr_tail(), "timeout": what, "pid": self.proc.pid},
+            session_id=self.session_id,
+        )
 
     def _sourced(self, ev: E) -> E:
         """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
@@ -411,7 +432,8 @@ class ClaudeRun:
 
     def _rewatch(self) -> None:
         """Watch the queue for exactly what can be delivered now: nothing is claimed that must wait anyway."""
-        if self.ctx.messages is None:
+        msgs = self.ctx.messages
+        if msgs is None:
             return
         wanted: set[Boundary] = set()
         if self.turn_active:
@@ -420,19 +442,25 @@ class ClaudeRun:
             if self.tr.open_tools:
                 wanted.add(Boundary.IN_RUN)
         boundaries = frozenset(wanted)
-        watcher = self._watcher
-        if boundaries == self._watching and watcher is not None and not watcher.done():
+        if boundaries == self._watching and self._unwatch is not None:
             return
-        if watcher is not None and not watcher.done():
-            watcher.cancel()
+        self._stop_watching()
         self._watching = boundaries
-        self._watcher = asyncio.get_running_loop().create_task(self._watch(boundaries)) if boundaries else None
+        if boundaries:
+            unwatch = msgs.watch(boundaries, self._messages_due)
+            if self._watching is not None:  # not due at once
+                self._unwatch = unwatch
 
-    async def _watch(self, boundaries: frozenset[Boundary]) -> None:
-        msgs = self.ctx.messages
-        assert msgs is not None
-        await msgs.wait(boundaries)
+    def _messages_due(self) -> None:
+        """A message became deliverable at a watched boundary: the loop delivers it (a wake-up, no task)."""
+        self._unwatch = None
+        self._watching = None
         self.proc.inbox.put_nowait((WAKE, self, "messages"))
+
+    def _stop_watching(self) -> None:
+        unwatch, self._unwatch = self._unwatch, None
+        if unwatch is not None:
+            unwatch()
 
     def _tool_phase(self) -> None:
         """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
@@ -459,6 +487,9 @@ class ClaudeRun:
     async def _wake(self, payload: Any) -> None:
         if payload == "messages":
             self._deliver_now()
+        elif payload == "startup_timeout":
+            if not self.saw_output:
+                raise self._silent(self.startup_timeout, "startup_timeout")
         elif isinstance(payload, tuple) and payload[0] == "raise":
             raise payload[1]
 
