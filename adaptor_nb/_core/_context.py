@@ -29,7 +29,7 @@ from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 _NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
 _CONTENT = Phase.CONTENT
-_TRANSCRIPT_ITEM = NoticeKind.TRANSCRIPT_ITEM.value
+_TRANSCRIPT_ITEM = NoticeKind.TRANSCRIPT_ITEM
 _ASSISTANT = Role.ASSISTANT
 
 

@@ -342,8 +342,9 @@ class Player:
             return b"".join(
                 _out_line(_bytes(self._text(f)), ids) + (b"" if f.get("nl") is False else b"\n") for f in frames
             )
-        text = "\n".join([str(f.get("b", "")) for f in frames]) + "\n"
-        burst = _bytes(self._restore(text) if "<" in text else text)
+        restore = self._restore
+        texts = [str(f.get("b", "")) for f in frames]
+        burst = _bytes("\n".join([restore(t) if "<" in t else t for t in texts]) + "\n")
         if not ids:
             return burst
         swapped = ids.swapped(burst)

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from ..._quickjson import dumps as _encode  # json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 from ...driver import (
     CLIProcess,
     LineBuffer,
@@ -46,8 +47,6 @@ _DELTA_TAIL = re.compile(
     r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
 ).fullmatch
 _F_SETPIPE_SZ = 1031
-# json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
 _BIG_LINE = 1 << 20
 _NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
