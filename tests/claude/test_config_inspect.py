@@ -48,6 +48,22 @@ async def test_bad_config_fails_before_any_process(fields, option, tmp_path: Pat
     assert not [p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN]
 
 
+async def test_a_working_directory_gone_after_validation_fails_the_run_naming_it(tmp_path: Path) -> None:
+    gone = tmp_path / "work"
+    gone.mkdir()
+
+    class Vanishing(claude.Driver):
+        async def run(self, invocation, ctx):  # type: ignore[no-untyped-def]
+            gone.rmdir()  # after the engine validated the configuration, before the driver launches
+            return await super().run(invocation, ctx)
+
+    async with Agent(Vanishing(claude.Config(command=["/bin/true"], cwd=str(gone)))) as agent:
+        events, _result, err = await drain(agent.send("x"))
+    assert isinstance(err, InvalidDriverConfigError) and err.option == "cwd", err
+    assert "claude.Config.cwd" in str(err)
+    assert not [p for p in of(events, ProcessInfo) if p.kind is ProcessKind.SPAWN]
+
+
 async def test_a_missing_cli_names_the_command_and_how_to_install(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(InvalidDriverConfigError) as info:

@@ -117,12 +117,12 @@ class Driver:
         """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
         self._checked(config_key(self.config))
 
-    def _checked(self, key: tuple[Any, ...]) -> list[str]:
+    def _checked(self, key: tuple[Any, ...], *, cwd: bool = True) -> list[str]:
         """Validate the configuration (``key``: its config_key) and resolve the CLI. The fields are checked again
-        only when one has changed since they last passed (the working directory is looked at every time); the CLI
-        is looked for every time."""
+        only when one has changed since they last passed; the working directory is looked at every time unless
+        ``cwd`` is false (the caller looks at it); the CLI is looked for every time."""
         cfg = self.config
-        if key != self._valid or (cfg.cwd is not None and not os.path.isdir(cfg.cwd)):
+        if key != self._valid or (cwd and cfg.cwd is not None and not os.path.isdir(cfg.cwd)):
             self._valid = None
             cfg.validate()
             self._valid = key
@@ -143,7 +143,12 @@ class Driver:
     async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         inv = invocation
         key = config_key(self.config)
-        launch = self._launches.build(self.config, self._checked(key), inv, key)
+        try:
+            # The launch looks at the directory it runs in (one stat a send): a missing one fails it below.
+            launch = self._launches.build(self.config, self._checked(key, cwd=False), inv, key)
+        except ConfigError:
+            self._checked(key)  # a missing Config.cwd is named by the configuration's own check
+            raise
         slot = None if inv.spawn else inv.slot
         grace = self.config.grace_period
         proc, resumed = await self._acquire(slot, launch, inv, grace)

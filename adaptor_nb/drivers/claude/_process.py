@@ -12,7 +12,6 @@ from typing import Any
 
 import msgspec
 
-from ..._quickjson import dumps as _encode  # json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 from ...driver import (
     CLIProcess,
     LineBuffer,
@@ -31,6 +30,8 @@ _loads = json.loads
 # NaN): those go to json.loads, so a line reads exactly as json would read it.
 _decode: Callable[[str], Any] = msgspec.json.Decoder().decode
 _DecodeError = msgspec.DecodeError
+# json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _READ = 1 << 16  # a block's frames are handed on before the next read: smaller blocks keep fewer alive at once
 
