@@ -10,12 +10,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from ...driver import (
     CLIProcess,
     LineBuffer,
     LineTooLong,
+    loads_line,
 )
 
 # Kinds of inbox items (the first element of each tuple).
@@ -24,12 +23,6 @@ STDERR = 1  # (STDERR, chunk)
 EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
 
-_loads = json.loads
-# Lines are decoded with msgspec (about twice as fast as json's scanner on the CLI's frames). It gives the same
-# values for every line json reads except those it refuses (a number beyond a double's range, a lone surrogate,
-# NaN): those go to json.loads, so a line reads exactly as json would read it.
-_decode: Callable[[str], Any] = msgspec.json.Decoder().decode
-_DecodeError = msgspec.DecodeError
 # json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -67,7 +60,7 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
     out: list[Frame] = []
     append = out.append
     session_id = ""
-    decode = _decode
+    decode = loads_line
     head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
     run: tuple[int, list[str]] | None = None  # the text-delta frame the next delta of the same block joins
     for line in lines:
@@ -97,13 +90,10 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
                         continue
         run = None
         try:
-            obj = decode(line)
-        except (_DecodeError, RecursionError):
-            try:
-                obj = _loads(line)
-            except (ValueError, RecursionError):  # over-deep nesting is a bad line, not a dead reader
-                append(line.encode("utf-8", "surrogateescape"))
-                continue
+            obj = decode(line)  # exactly as json.loads reads it; over-deep nesting is a bad line, not a dead reader
+        except ValueError:
+            append(line.encode("utf-8", "surrogateescape"))
+            continue
         if type(obj) is not dict:
             append(line.encode("utf-8", "surrogateescape"))
             continue

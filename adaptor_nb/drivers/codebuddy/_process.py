@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import json.decoder
-import json.scanner
 import re
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from ...driver import (
     CLIProcess,
     LineBuffer,
     LineTooLong,
+    loads_line,
 )
 from ._approvals import deny_response
 
@@ -24,9 +24,6 @@ STDERR = 1  # (STDERR, chunk)
 EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
 
-_loads = json.loads
-# The C scanner of a plain decoder: one call per line, no per-line encoding detection or wrapper checks.
-_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _READ = 1 << 18
 
@@ -64,7 +61,7 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
     out: list[Frame] = []
     append = out.append
     session_id = ""
-    scan = _scan
+    decode = loads_line
     head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
     for line in lines:
         if not line:
@@ -87,15 +84,10 @@ def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]
                         append((int(index), text))
                         continue
         try:
-            obj, end = scan(line, 0)
-            if end != len(line) and line[end:].strip():
-                raise ValueError("trailing data")
-        except (StopIteration, ValueError):
-            try:
-                obj = _loads(line)
-            except ValueError:
-                append(line.encode("utf-8", "surrogateescape"))
-                continue
+            obj = decode(line)  # exactly as json.loads reads it; over-deep nesting is a bad line, not a dead reader
+        except ValueError:
+            append(line.encode("utf-8", "surrogateescape"))
+            continue
         if type(obj) is not dict:
             append(line.encode("utf-8", "surrogateescape"))
             continue
