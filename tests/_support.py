@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import psutil
 import pytest
+from hypothesis import strategies as st
 
 from adaptor_nb import AdaptorError, Event, Result
 from adaptor_nb.testing import find_cli
@@ -173,3 +174,11 @@ async def main() -> None:
 asyncio.run(main())
 print("returned", flush=True)
 """
+
+
+# Any JSON value json.dumps writes (no NaN), nested a few levels: for decoders that must agree with json.loads.
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)

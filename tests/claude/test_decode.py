@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _support import json_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -158,15 +159,8 @@ def test_lines_the_fast_decoder_refuses_read_as_json_reads_them() -> None:
         assert repr(got) == repr(want), line[:40]  # repr: NaN != NaN, and 1 == 1.0 must not pass
 
 
-_json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=20,
-)
-
-
 @settings(max_examples=300, deadline=None)
-@given(obj=st.dictionaries(st.text(max_size=8), _json_values, max_size=6), ascii_only=st.booleans())
+@given(obj=st.dictionaries(st.text(max_size=8), json_values, max_size=6), ascii_only=st.booleans())
 def test_any_object_decodes_as_json_decodes_it(obj: dict[str, Any], ascii_only: bool) -> None:
     line = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":"))
     frames, _ = decode_block(line.encode("utf-8", "surrogatepass"), {})
