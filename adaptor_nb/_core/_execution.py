@@ -388,7 +388,8 @@ class Execution:
         self._check_cancelled()
         assert self.ctx is not None
         self.ctx.turn_open = True
-        task = self._loop.create_task(run_driver(self.driver, inv, self.ctx))  # through a cassette tap if any
+        # through a cassette tap if any
+        task = self._loop.create_task(run_driver(self.driver, inv, self.ctx, scripted=self.desc.scripted))
         self._driver_task = task
         timeout = self.settings.timeout
         deadline = None if timeout is None else self._t0 + timeout

@@ -253,8 +253,6 @@ class Cassette:
         )
 
     async def run(self, driver: Driver, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
-        if getattr(driver.descriptor, "scripted", False):
-            return await driver.run(invocation, ctx)  # the offline demo driver is deterministic already
         key = self._key(driver, invocation)
         run = self._plan(key)
         config = getattr(driver, "config", None)

@@ -228,3 +228,27 @@ def test_record_magic_names_a_bad_mode_and_starts_and_stops(tmp_path: Path, monk
     assert record_command(["off"]) == "cassette runs.jsonl closed"
     assert record_command(["off"]) == "no cassette was active"
     assert not (tmp_path / "runs.jsonl").exists()  # nothing recorded, nothing written
+
+
+@pytest.mark.parametrize("mode", ["none", "once", "rewrite"])
+def test_the_offline_demo_driver_runs_under_a_cassette_and_is_not_recorded(tmp_path: Path, mode: str) -> None:
+    """The scripted reference driver needs no recording: under any mode it runs as it is, and leaves the cassette
+    as it was (a notebook mixing it with a CLI driver replays in mode none)."""
+    import asyncio
+
+    from adaptor_nb import Agent
+    from adaptor_nb.drivers import reference
+
+    async def main() -> str:
+        agent = Agent(reference.Driver())
+        try:
+            return (await agent.thread("t").send("hello").result()).text
+        finally:
+            await agent.close()
+
+    path = tmp_path / "demo.jsonl"
+    with cassette.Cassette(path, mode=mode) as tape:  # type: ignore[arg-type]
+        text = asyncio.run(main())
+    assert "hello" in text
+    assert (tape.recorded, tape.replayed) == (0, 0)
+    assert not path.exists() or load(path) == []
