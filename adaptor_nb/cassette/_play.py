@@ -69,6 +69,16 @@ def _id_value_at(data: bytes, at: int) -> bool:
     return key > 0 and data[key + 1 : at - 3] in _ID_KEYS and data[key - 1 : key] in (b"{", b",")
 
 
+def _id_value_before(before: bytes) -> bool:
+    """Whether a placeholder right after ``before`` (the text since the previous placeholder) opens the value of an
+    identifier key: ``before`` ends with ``{"uuid":"`` or ``,"uuid":"``. As ``_id_value_at``, on the split text."""
+    if not before.endswith(b'":"'):
+        return False
+    end = len(before) - 3
+    key = before.rfind(b'"', 0, end)
+    return key > 0 and before[key + 1 : end] in _ID_KEYS and before[key - 1 : key] in (b"{", b",")
+
+
 def learn_line(recorded: bytes, actual: bytes, ids: Ids) -> bool:
     """``learn`` for the common case without decoding: ``actual`` is the recorded line (compact JSON) with only
     placeholder values of identifier keys replaced, each by a plain string of the same length. False (nothing
@@ -158,27 +168,32 @@ class Ids:
         decoding one. None when identifiers other than placeholders were learnt (those need ``remap``)."""
         if self._others:
             return None
-        hits = self._placeholders.intersection(tails(burst))
+        # Split at every placeholder start: part i (i >= 1) begins with the 12 bytes that end the i-th placeholder.
+        parts = burst.split(PLACEHOLDER)
+        if len(parts) == 1:
+            return burst
+        heads = [part[:12] for part in parts]
+        hits = self._placeholders.intersection(heads)
         if not hits:
             return burst
-        spans: list[tuple[int, int, bytes]] = []
-        for tail in hits:
-            raw = PLACEHOLDER + tail
-            at = burst.find(raw)
-            while at >= 0:
-                if _id_value_at(burst, at):
-                    spans.append((at - 1, at + _SIZE + 1, self._swap[tail]))
-                at = burst.find(raw, at + _SIZE)
-        if not spans:
+        swaps = [  # the parts whose leading placeholder is an identifier's whole value, in order
+            i
+            for i, head in enumerate(heads)
+            if head in hits and i and parts[i][12:13] == b'"' and _id_value_before(parts[i - 1])
+        ]
+        if not swaps:
             return burst
-        spans.sort()
+        values = [self._swap[heads[i]] for i in swaps]
+        for i in swaps:  # the value's quotes go with the placeholder (the driver's value is JSON, quotes and all)
+            parts[i - 1] = parts[i - 1][:-1]
+            parts[i] = parts[i][13:]
         out: list[bytes] = []
-        pos = 0
-        for start, end, value in spans:
-            out.append(burst[pos:start])
+        start = 0
+        for i, value in zip(swaps, values, strict=True):
+            out.append(PLACEHOLDER.join(parts[start:i]))
             out.append(value)
-            pos = end
-        out.append(burst[pos:])
+            start = i
+        out.append(PLACEHOLDER.join(parts[start:]))
         return b"".join(out)
 
     def lines_in(self, burst: bytes) -> list[int]:

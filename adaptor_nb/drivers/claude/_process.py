@@ -26,7 +26,6 @@ WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the i
 # json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_READ = 1 << 16  # a block's frames are handed on before the next read: smaller blocks keep fewer alive at once
 
 # A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
 # of all (a top-level text delta in exactly the CLI's own layout), ``(block index, [text, ...])`` without the dicts:
@@ -126,6 +125,7 @@ class ClaudeProcess:
         self.cli = cli
         self._splitter = LineBuffer(max_line) if max_line else LineBuffer()
         self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
+        self._reading_failed = False  # stdout is no longer decoded (a line over the bound, a reader failure)
         self.fingerprint = fingerprint
         self.argv = argv
         self.inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -152,15 +152,24 @@ class ClaudeProcess:
     ) -> ClaudeProcess:
         """Start the CLI (its own process group) and its reader/writer tasks."""
         holder: list[ClaudeProcess] = []
+        early: list[bytes] = []  # stdout that came before the process object was made
 
         def on_stderr(chunk: bytes) -> None:
             if holder:
                 holder[0].inbox.put_nowait((STDERR, chunk))
 
-        cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
+        def on_stdout(chunk: bytes) -> None:
+            if holder:
+                holder[0]._stdout(chunk)
+            else:
+                early.append(chunk)
+
+        cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr, on_stdout=on_stdout)
         _widen_pipe(cli)
         proc = cls(cli, fingerprint, argv, max_line)
         holder.append(proc)
+        for chunk in early:
+            proc._stdout(chunk)
         return proc
 
     # -- state -------------------------------------------------------------------------------------------
@@ -183,28 +192,39 @@ class ClaudeProcess:
 
     # -- stdout ------------------------------------------------------------------------------------------
 
-    async def _read(self) -> None:
-        stream = self.cli.proc.stdout
-        assert stream is not None
-        put = self.inbox.put_nowait
-        feed = self._splitter.feed
+    def _stdout(self, chunk: bytes) -> None:
+        """A stdout chunk, as it arrives: its complete lines are decoded and go to the inbox at once (no reader
+        task between the pipe and the run). After a line over the bound or a reader failure the rest is dropped:
+        the CLI is being stopped."""
+        if self._reading_failed:
+            return
         try:
-            while True:
-                chunk = await stream.read(_READ)
-                if not chunk:
-                    break
-                blocks = feed(chunk)
-                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
-            rest = self._splitter.end()
-            if rest:
-                put((LINES, b"", self._decode(rest)))
+            blocks = self._splitter.feed(chunk)
+            self.inbox.put_nowait(
+                (LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks))
+            )
         except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self._reading_failed = True
             self.overflow = exc
             self.broken = True
-            await self.cli.stop_reading()
-        except Exception as exc:  # a reader must never die silently: report as a broken stream
-            self.broken = True
-            put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+            self.cli.kill_now()
+        except Exception as exc:  # a reader must never fail silently: report as a broken stream
+            self._reader_failed(exc)
+
+    def _reader_failed(self, exc: Exception) -> None:
+        self._reading_failed = True
+        self.broken = True
+        self.inbox.put_nowait((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+
+    async def _read(self) -> None:
+        """Waits for the end of stdout (the chunks go through ``_stdout``), then reports the exit."""
+        try:
+            await self.cli.stdout_closed()
+            rest = b"" if self._reading_failed else self._splitter.end()
+            if rest:
+                self.inbox.put_nowait((LINES, b"", self._decode(rest)))
+        except Exception as exc:
+            self._reader_failed(exc)
         except asyncio.CancelledError:
             # Cancelled with the CLI still running (an event loop shutting down with a Thread's process parked):
             # the process must not outlive its reader, and the wait below must not wait for ever.
@@ -218,7 +238,7 @@ class ClaudeProcess:
                 if not fut.done():
                     fut.set_exception(ConnectionError(f"claude exited (code {rc}) before answering"))
             self._waiters.clear()
-            put((EOF, rc))
+            self.inbox.put_nowait((EOF, rc))
 
     def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
         frames: list[Frame] = []

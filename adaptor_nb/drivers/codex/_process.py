@@ -67,8 +67,7 @@ class AppServer:
         max_line: int | None = None,
     ) -> AppServer:
         """Start the process and complete ``initialize`` / ``initialized`` within ``startup_timeout`` seconds."""
-        bound = {"max_line": max_line} if max_line else {}
-        proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=route.stderr, **bound)
+        proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=route.stderr, max_line=max_line)
         rpc = RpcClient(proc, on_stdout=route.stdout)
         route.inbound = rpc.inbound
         rpc.start()

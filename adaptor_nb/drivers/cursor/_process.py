@@ -23,9 +23,10 @@ class CursorProcess:
     async def start(
         cls, launch: Launch, on_stderr: Callable[[bytes], None], max_line: int | None = None
     ) -> CursorProcess:
-        bound = {"max_line": max_line} if max_line else {}
         try:
-            cli = await CLIProcess.start(launch.argv, cwd=launch.cwd, env=launch.env, on_stderr=on_stderr, **bound)
+            cli = await CLIProcess.start(
+                launch.argv, cwd=launch.cwd, env=launch.env, on_stderr=on_stderr, max_line=max_line
+            )
         except OSError as exc:
             raise InvalidDriverConfigError(
                 f"cursor: could not start {launch.argv[0]!r}: {exc}. {INSTALL_HINT}", option="command"
