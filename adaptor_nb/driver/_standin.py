@@ -70,7 +70,8 @@ class _ReadPipe(asyncio.ReadTransport):
 
 
 class _WritePipe(asyncio.WriteTransport):
-    """The CLI's stdin: what the driver writes goes to the stand-in, after the write returns (as through a pipe)."""
+    """The CLI's stdin: what the driver writes reaches the stand-in within the write (a pipe with the CLI always
+    reading). Its answer comes back through the stream protocol, as a CLI's would."""
 
     def __init__(self, owner: StandInTransport) -> None:
         super().__init__()
@@ -166,7 +167,7 @@ class StandInTransport(asyncio.SubprocessTransport):
 
     def to_stdin(self, data: bytes) -> None:
         if self._returncode is None:
-            self._loop.call_soon(self._stand_in.stdin, data)
+            self._stand_in.stdin(data)
 
     def stdin_lost(self) -> None:
         self._protocol.pipe_connection_lost(0, None)
