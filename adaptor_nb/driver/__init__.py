@@ -55,6 +55,7 @@ _PUBLIC: dict[str, str] = {
     "InvalidMCPConfigError": ".._errors",
     "LineBuffer": "._process",
     "loads_line": "._jsonline",
+    "dumps_line": "._jsonline",
     "LineTooLong": "._process",
     "Invocation": "._spi",
     "MCP_CONFIG_TRANSPORTS": "._mcp_config",
@@ -173,6 +174,7 @@ if TYPE_CHECKING:
     from ._config import resolve_command as resolve_command
     from ._hosted import HostedTools as HostedTools
     from ._hosted import mark_host_tool as mark_host_tool
+    from ._jsonline import dumps_line as dumps_line
     from ._jsonline import loads_line as loads_line
     from ._mcp import check_bearer_envs as check_bearer_envs
     from ._mcp import secret_var as secret_var

@@ -1,9 +1,15 @@
-"""One stdout line of a stream-json CLI, decoded as ``json.loads`` decodes it, in about half the time.
+"""One line of a stream-json CLI: a stdout line decoded as ``json.loads`` decodes it, in about half the time, and a
+stdin line encoded as compact ``json.dumps`` writes it, in a tenth of the time.
 
 Lines are decoded with msgspec, which gives the same value as json for every line json reads, except that it
 refuses a few json accepts: a number beyond a double's range (json: ``inf``), a lone surrogate escape, and json's
 ``NaN`` / ``Infinity``. Those lines go to ``json.loads``. A line nested too deeply for either is not JSON here
 (ValueError), so a reader skips it instead of dying of a RecursionError.
+
+Encoding with msgspec gives the same bytes as ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))``
+except for floats (the same value, written ``1e16`` where json writes ``1e+16``) and NaN or infinities (``null``:
+json writes ``NaN``, which no JSON reader takes). What msgspec cannot encode (a ``True`` dict key, an integer
+beyond 64 bits) goes to ``json.dumps``, which raises TypeError for what is not JSON at all.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import msgspec
 _decode: Callable[[str], Any] = msgspec.json.Decoder().decode
 _DecodeError = msgspec.DecodeError
 _loads = json.loads
+_encode: Callable[[Any], bytes] = msgspec.json.Encoder().encode
+_dumps: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def loads_line(line: str) -> Any:
@@ -29,3 +37,11 @@ def loads_line(line: str) -> Any:
         return _loads(line)
     except RecursionError:
         raise ValueError("nested too deeply to decode") from None
+
+
+def dumps_line(obj: Any) -> bytes:
+    """``obj`` as one line of compact JSON in UTF-8, newline included (see the module notes for floats)."""
+    try:
+        return _encode(obj) + b"\n"
+    except (TypeError, OverflowError, msgspec.EncodeError):
+        return _dumps(obj).encode() + b"\n"

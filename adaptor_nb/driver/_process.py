@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import json
 import os
 import select
 import signal
@@ -26,6 +25,7 @@ import psutil
 
 from .._enums import FailureReason
 from . import _standin, _tap
+from ._jsonline import dumps_line
 from ._spi import DriverFailure
 
 READ_CHUNK = 1 << 16
@@ -403,7 +403,7 @@ class CLIProcess:
 
     async def write_json(self, obj: Any) -> None:
         """Write one JSON object as a line."""
-        await self.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+        await self.write(dumps_line(obj))
 
     def close_stdin(self) -> None:
         stdin = self.proc.stdin

@@ -14,6 +14,7 @@ from ...driver import (
     CLIProcess,
     LineBuffer,
     LineTooLong,
+    dumps_line,
     loads_line,
 )
 
@@ -23,8 +24,6 @@ STDERR = 1  # (STDERR, chunk)
 EOF = 2  # (EOF, return code)
 WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
 
-# json.dumps(obj, ensure_ascii=False, separators=(",", ":")) with one encoder made once, not one per line.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
@@ -273,7 +272,7 @@ class ClaudeProcess:
 
     def send(self, obj: dict[str, Any]) -> None:
         """Queue one JSON line for stdin (never blocks, never writes half a line)."""
-        data = _encode(obj).encode() + b"\n"
+        data = dumps_line(obj)
         stdin = self.cli.proc.stdin
         if self._writing or self._closing or not self._out.empty() or stdin is None or not _idle(stdin):
             self._out.put_nowait(data)

@@ -14,6 +14,7 @@ from ...driver import (
     CLIProcess,
     LineBuffer,
     LineTooLong,
+    dumps_line,
     loads_line,
 )
 from ._approvals import deny_response
@@ -272,7 +273,7 @@ class CodeBuddyProcess:
 
     def send(self, obj: dict[str, Any]) -> None:
         """Queue one JSON line for stdin (never blocks, never writes half a line)."""
-        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        line = dumps_line(obj)
         self._out.put_nowait((line, obj.get("type") == "user"))
 
     async def control(self, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
