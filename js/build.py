@@ -1,4 +1,4 @@
-"""Produce adaptor_nb/notebook/static/ from js/: drop comment lines and indentation (no Node needed).
+"""Produce adaptor_nb/_views/static/ from js/: drop comment lines and indentation (no Node needed).
 
 Run ``python js/build.py`` after editing js/widget.js or js/widget.css; ``--check`` exits 1 when static/ is stale.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "js"
-TARGET = ROOT / "adaptor_nb" / "notebook" / "static"
+TARGET = ROOT / "adaptor_nb" / "_views" / "static"
 
 
 def shrink_js(text: str) -> str:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError, RunError
+from .._views._frontend import in_kernel, kernel_front_end
 from ._cache import RowCache, cache_key, cache_path
 from ._executor import Executor, InKernelExecutor, RowSettings
-from ._kernel import front_end, in_kernel
 from ._progress import Progress, TerminalLine
 from ._render import render, row_namespace
 from ._row import FAILED, RowJob, RowOutcome
@@ -228,7 +228,7 @@ def map_rows(
         from ._widget import BatchView
 
         view = BatchView(driver=agent.driver.name, total=len(jobs), max_cost_usd=max_cost_usd)
-    interactive = view is not None and (progress == "view" or front_end())
+    interactive = view is not None and (progress == "view" or kernel_front_end())
     opts = dict(options or {})
     if "on_approval" not in opts:
         if view is not None and interactive and isinstance(run_with, InKernelExecutor):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from ..notebook._args import interpolate
+from .._views._interpolate import interpolate
 
 
 def row_namespace(label: Hashable, row: dict[Hashable, Any]) -> dict[str, Any]:

@@ -16,9 +16,9 @@ import traitlets
 
 from .._enums import ApprovalKind
 from .._errors import AdaptorError
-from ..notebook._coalesce import DEFAULT_RATE, Coalescer
-from ..notebook._model import TRAITS, RunState, now_ms
-from ..notebook._static import footer_line
+from .._views._coalesce import DEFAULT_RATE, Coalescer
+from .._views._model import TRAITS, RunState, now_ms
+from .._views._static import footer_line
 from ._progress import Progress
 from ._row import RowJob
 
@@ -254,7 +254,7 @@ class BatchView(anywidget.AnyWidget):
 
     def _open_view(self, label: str, state: RunState) -> Any:
         """A RunView over the row's recorded state (the view already folded its events)."""
-        from ..notebook._view import RunView
+        from .._views._view import RunView
 
         if self.row_view is not None:
             if self.row_view[0] == label and self.row_view[1].state is state:
@@ -337,12 +337,12 @@ class BatchView(anywidget.AnyWidget):
 
     def show(self) -> None:
         """In a notebook kernel: display the live view now when a front end can show it, else the summary at the end."""
-        from ._kernel import front_end, in_kernel
+        from .._views._frontend import in_kernel, kernel_front_end
 
         if not in_kernel():
             return
         self._in_kernel = True
-        if front_end():
+        if kernel_front_end():
             import IPython.display
 
             display: Any = IPython.display.display

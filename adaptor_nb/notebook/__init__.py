@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from .._naming import lazy_exports
 
 # public name -> defining module
-_PUBLIC: dict[str, str] = {"RunView": "._view", "run_cell": "._runner", "run_line": "._runner"}
+_PUBLIC: dict[str, str] = {"RunView": ".._views._view", "run_cell": "._runner", "run_line": "._runner"}
 
 if TYPE_CHECKING:
+    from .._views._view import RunView as RunView
     from ._runner import run_cell as run_cell
     from ._runner import run_line as run_line
-    from ._view import RunView as RunView
 
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__, globals(), _PUBLIC, defined=("interactive", "load_ipython_extension", "unload_ipython_extension")

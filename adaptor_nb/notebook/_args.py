@@ -1,22 +1,17 @@
-"""Parsing of the ``%%agent`` / ``%agent`` option lines and ``{name}`` interpolation of the prompt."""
+"""Parsing of the ``%%agent`` / ``%agent`` option lines (``{name}`` interpolation is in the view kit)."""
 
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
+from .._views._interpolate import OptionError as OptionError  # the error option lines and templates raise
 from ._help import DRIVER_NAMES
 from ._tools import ToolsError, tool_names
 
 APPROVAL_MODES = ("ask", "auto", "deny")
-
-
-class OptionError(ValueError):
-    """A magic option line could not be used; the message names the option."""
 
 
 @dataclass(frozen=True)
@@ -171,29 +166,3 @@ def parse_use(args: list[str]) -> UseOptions:
 def split_line(line: str) -> list[str]:
     """Split a line-magic argument string like a shell would."""
     return _split(line, "%agent")
-
-
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
-
-
-def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
-    """Replace ``{name}`` / ``{name.attr}`` with values from ``namespace``; unknown names stay as written."""
-
-    def sub(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token == "{{":
-            return "{"
-        if token == "}}":
-            return "}"
-        head, *attrs = match.group(1).split(".")
-        if head not in namespace:
-            return token
-        value = namespace[head]
-        for attr in attrs:
-            try:
-                value = getattr(value, attr)
-            except AttributeError:
-                raise OptionError(f"%%agent: cannot interpolate {token}: {head!r} has no attribute {attr!r}") from None
-        return str(value)
-
-    return _FIELD.sub(sub, text)

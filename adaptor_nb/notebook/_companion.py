@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._static import StaticRun
+from .._views._static import StaticRun
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SLOT = '<div class="anb-slot"></div>'

@@ -13,7 +13,7 @@ _MODULES = ("adaptor_nb", "adaptor_nb._result")
 def result_html(result: Any) -> str:
     """The reply as safe HTML, the structured output as JSON, and a usage line."""
     from .._frames import usage_line
-    from ._markdown import render
+    from .._views._markdown import render
 
     parts = ['<div class="adaptor-nb-result">', render(result.text) if result.text else "<p><em>(no text)</em></p>"]
     if getattr(result, "_has_structured", False):

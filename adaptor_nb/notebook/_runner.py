@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import os
 import typing
 from typing import Any
 
-from ._args import OptionError, UseOptions, interpolate, parse_cell_line, parse_use, split_line
+from .._views._frontend import front_end
+from .._views._interpolate import interpolate
+from .._views._model import INTERRUPTED
+from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
 from ._defaults import inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
-from ._model import INTERRUPTED
 from ._session import NotebookSession, SetupError
 from ._tools import tools_report
 from ._worktrees import worktrees_command
@@ -90,16 +91,6 @@ def show_updatable(obj: Any) -> Any:
 
     display: Any = IPython.display.display
     return display(obj, display_id=True)
-
-
-def front_end(shell: Any) -> bool:
-    """True when a front end may show live widgets: a Jupyter server session (JupyterLab, Notebook), VS Code, or
-    ``ADAPTOR_NB_LIVE_VIEW=1``. Headless runners (nbclient, nbconvert, nbval, papermill) get the finished run only,
-    as one static output, so saved outputs and exports are the same every time."""
-    forced = os.environ.get("ADAPTOR_NB_LIVE_VIEW", "")
-    if forced in ("0", "1"):
-        return forced == "1"
-    return bool(os.environ.get("JPY_SESSION_NAME")) or "__vsc_ipynb_file__" in getattr(shell, "user_ns", {})
 
 
 def _usage_error(message: str) -> BaseException:
@@ -230,7 +221,7 @@ async def run_cell(line: str, body: str) -> None:
     if opts.quiet:
         view = QuietView()
     else:
-        from ._view import RunView
+        from .._views._view import RunView
 
         view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
         view.attach(stream)

@@ -11,21 +11,17 @@ import os
 import re
 from typing import Any
 
+from .._views._frontend import front_end
+
 _ABSOLUTE = re.compile(r"(?<![\w.])/(?:[^\s,;:()'\"]+/)+([^\s,;:()'\"/]+)")
 CLOCK_COLUMNS = ("last run",)
 
 
 def headless() -> bool:
     """True in a headless run (nbconvert, nbclient, nbval): no front end shows live views (see ``front_end``)."""
-    forced = os.environ.get("ADAPTOR_NB_LIVE_VIEW", "")
-    if forced in ("0", "1"):
-        return forced == "0"
-    if os.environ.get("JPY_SESSION_NAME"):
-        return False
     from IPython import get_ipython
 
-    shell = get_ipython()
-    return "__vsc_ipynb_file__" not in getattr(shell, "user_ns", {})
+    return not front_end(get_ipython())
 
 
 def stable_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ table, and ``%agent worktrees`` (list, clean)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from ._args import OptionError
@@ -33,21 +32,6 @@ def worktree_call(agent: Any, call: dict[str, Any]) -> None:
             "(the notebook's own Agents have one; --agent names one without)"
         )
     call["workspace_spec"] = GitWorktreeWorkspace()
-
-
-def header_fields(data: Mapping[str, Any]) -> dict[str, str] | None:
-    """The header fields a ``runtime`` notice sets: the workspace path and branch once the worktree is ready."""
-    if data.get("phase") != "workspace_ready":
-        return None
-    return {"workspace": str(data.get("path", "")), "branch": str(data.get("branch", ""))}
-
-
-def header_text(header: Mapping[str, Any]) -> str:
-    """``worktree <path> (branch <b>)`` for the header, or ``""``."""
-    if not header.get("workspace"):
-        return ""
-    branch = f" (branch {header['branch']})" if header.get("branch") else ""
-    return f"worktree {header['workspace']}{branch}"
 
 
 def result_workspace(result: Any) -> str:

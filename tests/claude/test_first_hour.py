@@ -59,7 +59,7 @@ def test_other_failures_are_left_as_they_are() -> None:
 async def test_the_view_says_the_login_error_once_and_no_status_line(
     claude_cli: str, home: Path, workspace: Path
 ) -> None:
-    from adaptor_nb.notebook._model import RunState
+    from adaptor_nb._views._model import RunState
 
     agent = Agent(claude.Driver(_config(claude_cli, home, workspace)), workspace=str(workspace))
     state = RunState(driver="claude")

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from adaptor_nb.notebook._args import CellOptions, OptionError, interpolate, parse_cell_line, parse_use
+from adaptor_nb._views._interpolate import interpolate
+from adaptor_nb.notebook._args import CellOptions, OptionError, parse_cell_line, parse_use
 
 
 def test_empty_line_gives_the_defaults() -> None:

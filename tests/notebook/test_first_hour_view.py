@@ -21,9 +21,9 @@ from adaptor_nb import (
     TextDelta,
     ThreadBusyError,
 )
+from adaptor_nb._views._model import INTERRUPTED, RunState
+from adaptor_nb._views._static import run_html
 from adaptor_nb.drivers.reference import Ask, Driver, Gate, Text, ToolUse, Turn, WaitForMessage, scenario
-from adaptor_nb.notebook._model import INTERRUPTED, RunState
-from adaptor_nb.notebook._static import run_html
 
 
 class Row(BaseModel):

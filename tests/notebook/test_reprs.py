@@ -12,8 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from adaptor_nb import Agent, Result, Usage
+from adaptor_nb._views._markdown import render
 from adaptor_nb.drivers.reference import Driver, Text, ToolUse, Turn, scenario
-from adaptor_nb.notebook._markdown import render
 from adaptor_nb.notebook._reprs import result_html
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +92,7 @@ def test_widget_markdown_matches_the_python_renderer_and_is_inert() -> None:
         "JSON.parse(process.argv[2]).map(s => m.markdown(s)))))"
     )
     samples = [HOSTILE, "# Title\n\n- a\n- b\n\n1. x\n\n```\n<tag>\n```\n> quote", "<a href='javascript:x'>y</a>"]
-    widget = ROOT / "adaptor_nb" / "notebook" / "static" / "widget.js"
+    widget = ROOT / "adaptor_nb" / "_views" / "static" / "widget.js"
     out = subprocess.run(
         ["node", "--input-type=module", "-e", script, widget.as_uri(), json.dumps(samples)],
         capture_output=True,

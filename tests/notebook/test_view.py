@@ -12,6 +12,7 @@ import comm
 import pytest
 
 from adaptor_nb import Agent, ApprovalKind, Done, Dropped, Result, TextDelta, approve_all
+from adaptor_nb._views._model import KEEP_CHARS, RunState
 from adaptor_nb.drivers.reference import (
     Ask,
     Driver,
@@ -26,7 +27,6 @@ from adaptor_nb.drivers.reference import (
     scenario,
 )
 from adaptor_nb.notebook import RunView
-from adaptor_nb.notebook._model import KEEP_CHARS, RunState
 
 
 class CountingComm(comm.base_comm.BaseComm):  # type: ignore[misc]
@@ -220,7 +220,7 @@ async def test_updates_are_coalesced_into_few_spaced_sends(comms: list[CountingC
 
 
 async def test_flushes_are_never_closer_than_the_rate_allows() -> None:
-    from adaptor_nb.notebook._coalesce import Coalescer
+    from adaptor_nb._views._coalesce import Coalescer
 
     loop = asyncio.get_running_loop()
     times: list[float] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 from ._markdown import render
 from ._words import TOOL_STATES
-from ._worktrees import header_text
+from ._workspace import header_text
 
 # Colours are JupyterLab's theme variables with the light theme as fallback, as in the live view: text is always a
 # theme font colour (muted text is mixed from it), and state colours only tint borders. A renderer that drops a

@@ -29,7 +29,7 @@ from .._events import (
 from .._result import Result, Usage
 from .._schema import parse_json_text
 from ._words import failure_words, message_words
-from ._worktrees import header_fields
+from ._workspace import header_fields
 
 KEEP_CHARS = 20_000
 """Tool arguments and results longer than this are cut in the view (the Result keeps everything)."""
