@@ -6,6 +6,7 @@ events and the ``Result``. In a notebook, ``%load_ext adaptor_nb`` adds the ``%%
 
 from __future__ import annotations
 
+import os as _os
 from typing import TYPE_CHECKING, Any
 
 from ._naming import lazy_exports
@@ -337,6 +338,10 @@ __getattr__, __dir__, __all__ = lazy_exports(
     ),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
     public_module=__name__,
 )
+
+if _os.environ.get("ADAPTOR_NB_CASSETTE", "").strip():
+    # a cassette named in the environment registers its tap with the driver door before any driver asks for one
+    from . import cassette as _cassette  # noqa: F401
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["none", "once", "rewrite"]
 MODES: tuple[Mode, ...] = ("none", "once", "rewrite")
+CASSETTE_ENV = "ADAPTOR_NB_CASSETTE"
 MODE_ENV = "ADAPTOR_NB_RECORD_MODE"
 TEE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_tee.py")
 
@@ -427,7 +428,10 @@ def env_mode(default: str = "none") -> Mode:
 
 def from_env() -> Cassette | None:
     """Start the cassette ``$ADAPTOR_NB_CASSETTE`` names, in ``$ADAPTOR_NB_RECORD_MODE`` (default ``none``)."""
-    path = os.environ.get(_tap.CASSETTE_ENV, "").strip()
+    path = os.environ.get(CASSETTE_ENV, "").strip()
     if not path:
         return None
     return use(path, env_mode())
+
+
+_tap.on_first_use(from_env)  # the environment's cassette starts when the first run asks for a tap

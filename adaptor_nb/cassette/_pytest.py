@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..driver._tap import CASSETTE_ENV
-from ._cassette import MODE_ENV, MODES
+from ._cassette import CASSETTE_ENV, MODE_ENV, MODES
 
 
 def pytest_addoption(parser: Any) -> None:

@@ -3,22 +3,19 @@
 Nothing here knows about cassettes. With no tap installed every function is a pass-through. A tap installed
 with ``install()`` sees each run (``run_driver``) and each CLI process start (``spawn_args``): it can swap the
 argv for a recorder that tees the CLI's pipes, or answer with a stand-in that plays recorded frames back inside
-this process (``_standin``), so the real driver code runs in both cases. ``$ADAPTOR_NB_CASSETTE`` installs the
-cassette tap at the first run.
+this process (``_standin``), so the real driver code runs in both cases. A package that can start a tap from the
+environment registers its starter with ``on_first_use()`` when it is imported (``adaptor_nb.cassette`` does, for
+``$ADAPTOR_NB_CASSETTE``); the starters run the first time a tap is asked for.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ._spi import Driver, DriverOutcome, Invocation, RunContext
     from ._standin import StandIn
-
-CASSETTE_ENV = "ADAPTOR_NB_CASSETTE"
 
 
 class Tap(Protocol):
@@ -39,7 +36,8 @@ class Tap(Protocol):
 
 
 _installed: list[Tap] = []
-_env_checked = False
+_starters: list[Callable[[], object]] = []
+_started = False
 
 
 def install(tap: Tap) -> None:
@@ -53,14 +51,20 @@ def uninstall(tap: Tap) -> None:
         _installed.clear()
 
 
+def on_first_use(start: Callable[[], object]) -> None:
+    """Run ``start`` the first time a tap is asked for, unless one is installed by then: how a tap package starts
+    one its environment names (``start`` calls ``install()`` when it does)."""
+    if start not in _starters:
+        _starters.append(start)
+
+
 def active() -> Tap | None:
-    """The installed tap, installing the cassette named by ``$ADAPTOR_NB_CASSETTE`` the first time it is asked."""
-    global _env_checked
-    if not _installed and not _env_checked:
-        _env_checked = True
-        if os.environ.get(CASSETTE_ENV, "").strip():
-            # loaded by name: the cassette package installs itself here, so it is not a dependency of this module
-            importlib.import_module("adaptor_nb.cassette").from_env()
+    """The installed tap, after running the registered starters the first time it is asked."""
+    global _started
+    if not _installed and not _started:
+        _started = True
+        for start in list(_starters):
+            start()
     return _installed[0] if _installed else None
 
 
