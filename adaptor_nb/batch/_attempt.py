@@ -49,10 +49,30 @@ async def run_row(
     ``on_stream(job, stream)`` is called with each attempt's Stream as it starts (the progress view watches rows
     through it).
     """
-    from pydantic import ValidationError
-
     out = RowOutcome(FAILED)
     started = time.monotonic()
+    opts = _row_options(job, schema, timeout, options)
+    try:
+        while True:
+            out.attempts += 1
+            try:
+                result = await _attempt(agent, job, opts, on_stream)
+            except (RunError, TimeoutError) as exc:
+                if isinstance(exc, RunError):
+                    _account(out, exc.result)
+                if out.attempts <= retries and is_transient(exc):
+                    await asyncio.sleep(retry_delay(exc, out.attempts, backoff))
+                    continue
+                out.error = _error_text(exc)
+                return out
+            _account(out, result)
+            return _decoded(out, result, schema)
+    finally:
+        out.duration_s = time.monotonic() - started
+
+
+def _row_options(job: RowJob, schema: Any, timeout: float | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The options every attempt of the row sends: the batch's, its schema and timeout, its workspace."""
     opts: dict[str, Any] = dict(options or {})
     if schema is not None:
         opts["schema"] = schema
@@ -60,40 +80,33 @@ async def run_row(
         opts["timeout"] = timeout
     if job.workspace_spec is not None:
         opts.update(row_options(job.workspace_spec, job.label, opts))
+    return opts
+
+
+async def _attempt(
+    agent: Agent, job: RowJob, opts: dict[str, Any], on_stream: Callable[[RowJob, Any], None] | None
+) -> Result:
+    """One attempt: send the prompt (on the row's thread, if it has one) and wait for the Result."""
+    sender = agent.thread(job.thread) if job.thread else agent
+    stream = sender.send(job.prompt, **opts)
+    if on_stream is not None:
+        on_stream(job, stream)
     try:
-        while True:
-            out.attempts += 1
-            try:
-                sender = agent.thread(job.thread) if job.thread else agent
-                stream = sender.send(job.prompt, **opts)
-                if on_stream is not None:
-                    on_stream(job, stream)
-                try:
-                    result = await stream
-                except asyncio.CancelledError:
-                    stream.cancel()
-                    raise
-            except RunError as exc:
-                _account(out, exc.result)
-                if out.attempts <= retries and is_transient(exc):
-                    await asyncio.sleep(retry_delay(exc, out.attempts, backoff))
-                    continue
-                out.error = _error_text(exc)
-                return out
-            except TimeoutError as exc:
-                if out.attempts <= retries:
-                    await asyncio.sleep(retry_delay(exc, out.attempts, backoff))
-                    continue
-                out.error = _error_text(exc)
-                return out
-            _account(out, result)
-            try:
-                value = result.decode(schema) if schema is not None else None
-            except (ValidationError, ValueError) as exc:
-                out.error = f"output does not match the schema: {exc}"
-                return out
-            out.values = value.model_dump(mode="python") if value is not None else {"text": result.text}
-            out.status = OK
-            return out
-    finally:
-        out.duration_s = time.monotonic() - started
+        return await stream
+    except asyncio.CancelledError:
+        stream.cancel()
+        raise
+
+
+def _decoded(out: RowOutcome, result: Result, schema: Any) -> RowOutcome:
+    """The row's values from a finished run: the schema's fields, or ``text`` without a schema."""
+    from pydantic import ValidationError
+
+    try:
+        value = result.decode(schema) if schema is not None else None
+    except (ValidationError, ValueError) as exc:
+        out.error = f"output does not match the schema: {exc}"
+        return out
+    out.values = value.model_dump(mode="python") if value is not None else {"text": result.text}
+    out.status = OK
+    return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import uuid
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -12,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError, RunError
 from .._views._frontend import in_kernel, kernel_front_end
-from ._cache import RowCache, cache_key, cache_path
+from ._cache import cache_key, cache_path
 from ._executor import Executor, InKernelExecutor, RowSettings
-from ._progress import Progress, TerminalLine
+from ._progress import Progress
 from ._render import render, row_namespace
-from ._row import FAILED, RowJob, RowOutcome
+from ._row import RowJob
+from ._run import BatchRun, Runner
 from ._workspace import check_workspace, is_spec
 
 if TYPE_CHECKING:
@@ -37,7 +37,15 @@ class BatchFailed(RunError):
 
 
 def _check(
-    df: Any, prompt: Any, schema: Any, concurrency: Any, retries: Any, timeout: Any, max_cost_usd: Any, on_error: Any
+    df: Any,
+    prompt: Any,
+    schema: Any,
+    concurrency: Any,
+    retries: Any,
+    timeout: Any,
+    max_cost_usd: Any,
+    on_error: Any,
+    progress: Any,
 ) -> None:
     import pandas as pd
     from pydantic import BaseModel
@@ -62,19 +70,21 @@ def _check(
         )
     if on_error not in ON_ERROR:
         raise ConfigError(f"on_error must be one of {ON_ERROR}, got {on_error!r}", option="on_error")
+    if not any(progress is p or (isinstance(p, str) and progress == p) for p in PROGRESS):
+        raise ConfigError(f"progress must be True, False, 'view' or 'terminal', got {progress!r}", option="progress")
 
 
-def _resolve_runner(runner: Any) -> tuple[Agent, Callable[[], Agent] | None, bool]:
-    """(agent, factory, owned): an Agent is used as is; a factory is called once here (and on each remote worker)."""
+def _resolve_runner(runner: Any) -> Runner:
+    """An Agent is used as is; a factory is called once here (and on each remote worker)."""
     from .._agent import Agent
 
     if isinstance(runner, Agent):
-        return runner, None, False
+        return Runner(runner, runner)
     if callable(runner):
         agent = runner()
         if not isinstance(agent, Agent):
             raise ConfigError(f"the runner factory returned {type(agent).__name__}, not an Agent", option="runner")
-        return agent, runner, True
+        return Runner(agent, runner, factory=runner, owned=True)
     raise ConfigError(f"runner must be an Agent or a zero-argument factory, got {runner!r}", option="runner")
 
 
@@ -202,11 +212,59 @@ def map_rows(
     wait in it for a click; otherwise, without an ``on_approval`` handler in ``options``, they are denied at once
     (the policy's ``on_reject`` fallback applies), except for tools named in ``approve_tools``.
     """
-    _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error)
-    if not any(progress is p or (isinstance(p, str) and progress == p) for p in PROGRESS):
-        raise ConfigError(f"progress must be True, False, 'view' or 'terminal', got {progress!r}", option="progress")
-    agent, factory, owned = _resolve_runner(runner)
-    check_workspace(workspace, agent)
+    _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error, progress)
+    using = _resolve_runner(runner)
+    check_workspace(workspace, using.agent)
+    jobs = _row_jobs(df, prompt, thread, workspace)
+    run_with = executor if executor is not None else InKernelExecutor()
+    view = _progress_view(progress, using.agent, len(jobs), max_cost_usd, run_with)
+    opts = _with_approvals(dict(options or {}), view, progress, run_with, approve_tools)
+    settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
+    path = cache_path(cache)
+    keys = _cache_keys(using.agent, jobs, schema, opts)
+    if getattr(run_with, "needs_factory", False):
+        from ._dask import check_remote
+
+        check_remote(using.factory, settings)
+    run = BatchRun(
+        index=df.index,
+        jobs=jobs,
+        keys=keys,
+        executor=run_with,
+        settings=settings,
+        runner=using,
+        cache=path,
+        concurrency=concurrency,
+        max_cost_usd=max_cost_usd,
+        on_error=on_error,
+        view=view,
+        terminal=(progress is True and view is None) or progress == "terminal",
+    )
+    batch = Batch(lambda b: _first_pass(run, b), total=len(jobs))
+    batch._retry = lambda: run.retry_failed(batch)
+    batch.view = view
+    if view is not None:
+        view.show()
+    return batch
+
+
+def _progress_view(
+    progress: bool | str, agent: Agent, total: int, max_cost_usd: float | None, run_with: Executor
+) -> Any:
+    """The live progress view (asked for with ``"view"``, or by default in a notebook kernel), following the
+    streams of in-kernel rows; else None."""
+    if not (progress == "view" or (progress is True and in_kernel())):
+        return None
+    from ._widget import BatchView
+
+    view = BatchView(driver=agent.driver.name, total=total, max_cost_usd=max_cost_usd)
+    if isinstance(run_with, InKernelExecutor):
+        run_with.on_stream = view.watch
+    return view
+
+
+def _row_jobs(df: pandas.DataFrame, prompt: str, thread: str | None, workspace: Any) -> list[RowJob]:
+    """Each row rendered into a job: its prompt, thread key and workspace from the templates over its columns."""
     spec = workspace if is_spec(workspace) else None
     batch_id = uuid.uuid4().hex[:12]
     jobs: list[RowJob] = []
@@ -222,176 +280,52 @@ def map_rows(
                 workspace_spec=spec,
             )
         )
-    run_with = executor if executor is not None else InKernelExecutor()
-    view = None
-    if progress == "view" or (progress is True and in_kernel()):
-        from ._widget import BatchView
+    return jobs
 
-        view = BatchView(driver=agent.driver.name, total=len(jobs), max_cost_usd=max_cost_usd)
+
+def _with_approvals(
+    opts: dict[str, Any], view: Any, progress: bool | str, run_with: Executor, approve_tools: Any
+) -> dict[str, Any]:
+    """The run options with an ``on_approval`` handler: the caller's, else the view's clicks when a front end shows
+    the view to in-kernel rows, else the headless one (denied at once except for ``approve_tools``)."""
     interactive = view is not None and (progress == "view" or kernel_front_end())
-    opts = dict(options or {})
     if "on_approval" not in opts:
-        if view is not None and interactive and isinstance(run_with, InKernelExecutor):
+        if interactive and isinstance(run_with, InKernelExecutor):
             opts["on_approval"] = view.approvals(approve_tools)
         else:
             from ._approvals import HeadlessApprovals
 
             opts["on_approval"] = HeadlessApprovals(approve_tools)
-    if view is not None and isinstance(run_with, InKernelExecutor):
-        run_with.on_stream = view.watch
-    settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
-    path = cache_path(cache)
-    json_schema = schema.model_json_schema() if schema is not None else None
-    identity = (
-        agent.driver.name,
-        str(agent.driver.config_fingerprint()),
-        str(opts.get("model") or agent.settings.run.model),
-        str(agent.settings.run.workspace),
-    )
-    if getattr(run_with, "needs_factory", False):
-        from ._dask import check_remote
+    return opts
 
-        check_remote(factory, settings)
-    keys = [
+
+def _cache_keys(agent: Agent, jobs: list[RowJob], schema: Any, opts: dict[str, Any]) -> list[str]:
+    """Each row's cache key: its prompt, the schema, and the driver, configuration, model and workspace it runs on."""
+    json_schema = schema.model_json_schema() if schema is not None else None
+    driver = agent.driver.name
+    fingerprint = str(agent.driver.config_fingerprint())
+    model = str(opts.get("model") or agent.settings.run.model)
+    workspace = str(agent.settings.run.workspace)
+    return [
         cache_key(
             prompt=j.prompt,
             schema=json_schema,
-            driver=identity[0],
-            fingerprint=identity[1],
-            model=identity[2],
-            workspace=j.workspace or (f"{spec!r}#{j.label!r}" if spec is not None else identity[3]),
+            driver=driver,
+            fingerprint=fingerprint,
+            model=model,
+            workspace=j.workspace
+            or (f"{j.workspace_spec!r}#{j.label!r}" if j.workspace_spec is not None else workspace),
         )
         for j in jobs
     ]
-    outcomes: list[RowOutcome | None] = [None] * len(jobs)
-    fresh = [agent]  # the Agent the next round of rows uses; a factory's Agent is rebuilt for a retry
 
-    async def run_jobs(batch: Batch, positions: list[int], round_jobs: list[RowJob]) -> list[str]:
-        """Run ``round_jobs`` (at ``positions``) into ``outcomes``; returns the failures when on_error='raise'."""
-        store = RowCache(path) if path is not None else None
-        sem = asyncio.Semaphore(concurrency)
-        live: set[asyncio.Task[None]] = set()
-        failed_hard: list[str] = []
 
-        async def one(i: int, job: RowJob) -> None:
-            out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
-            try:
-                out = await run_with.run(job)
-            except asyncio.CancelledError:
-                out = RowOutcome.skipped(batch.cancel_reason or "cancelled")
-                raise
-            except Exception as exc:  # an executor failure is this row's failure, not the batch's
-                out = RowOutcome(FAILED, error=f"{type(exc).__name__}: {exc}", attempts=1)
-            finally:
-                sem.release()
-                outcomes[i] = out
-                batch.progress.finish(job.label, out, was_running=True)
-            if store is not None:
-                store.put(keys[i], out)
-            if out.status == FAILED and on_error == "raise":
-                failed_hard.append(f"row {job.label!r}: {out.error}")
-                batch.cancel("a row failed and on_error='raise'")
-
-        async def admit() -> None:
-            for i, job in zip(positions, round_jobs, strict=True):
-                if store is not None:
-                    hit = store.get(keys[i])
-                    if hit is not None:
-                        outcomes[i] = hit
-                        batch.progress.finish(job.label, hit, was_running=False)
-                        continue
-                await sem.acquire()
-                if batch.cancelled:
-                    sem.release()
-                    return
-                if max_cost_usd is not None and batch.progress.cost_usd >= max_cost_usd:
-                    sem.release()
-                    batch.cancel_reason = batch.cancel_reason or (
-                        f"cost limit: ${batch.progress.cost_usd:.4f} spent of max_cost_usd=${max_cost_usd}"
-                    )
-                    return
-                batch.progress.admit(job.label)
-                task = asyncio.ensure_future(one(i, job))
-                live.add(task)
-                task.add_done_callback(live.discard)
-
-        current = fresh.pop() if fresh else runner()
-        await run_with.open(current, factory, settings)
-        try:
-            admission = asyncio.ensure_future(admit())
-            stop = asyncio.ensure_future(batch.wait_cancelled())
-            await asyncio.wait({admission, stop}, return_when=asyncio.FIRST_COMPLETED)
-            if not stop.done():
-                # everything admitted: wait for the live rows, unless a cancel comes first
-                while live and not stop.done():
-                    await asyncio.wait({*live, stop}, return_when=asyncio.FIRST_COMPLETED)
-            admission.cancel()
-            stop.cancel()
-            for t in list(live):
-                t.cancel()
-            await asyncio.gather(admission, *live, return_exceptions=True)
-        finally:
-            await run_with.close()
-            if owned:
-                await current.close()
-            else:
-                fresh.append(current)
-            if store is not None:
-                store.close()
-        reason = batch.cancel_reason or "not admitted"
-        for i, job in zip(positions, round_jobs, strict=True):
-            if outcomes[i] is None:
-                out = RowOutcome.skipped(reason)
-                outcomes[i] = out
-                batch.progress.finish(job.label, out, was_running=False)
-        return failed_hard
-
-    def frame_now() -> pandas.DataFrame:
-        from ._frame import build_frame
-
-        return build_frame(df.index, [o for o in outcomes if o is not None], schema)
-
-    async def work(batch: Batch) -> pandas.DataFrame:
-        if (progress is True and view is None) or progress == "terminal":
-            batch.progress.listeners.append(TerminalLine())
-        if view is not None:
-            view.follow(batch)
-        try:
-            failed_hard = await run_jobs(batch, list(range(len(jobs))), jobs)
-            frame = frame_now()
-            batch.frame = frame
-        finally:
-            if view is not None:
-                await view.finish()
-        if failed_hard:
-            raise BatchFailed("; ".join(failed_hard), frame)
-        return frame
-
-    rounds = [0]
-
-    async def retry(batch: Batch) -> pandas.DataFrame:
-        positions = [i for i, o in enumerate(outcomes) if o is not None and o.status == FAILED]
-        if not positions:
-            return frame_now()
-        rounds[0] += 1
-        again = [dataclasses.replace(jobs[i], key=f"{jobs[i].key}-retry{rounds[0]}") for i in positions]
-        batch.progress.reopen([j.label for j in again])
-        for i in positions:
-            outcomes[i] = None
-        batch._rearm()
-        try:
-            await run_jobs(batch, positions, again)
-        finally:
-            if view is not None:
-                await view.finish()
-        return frame_now()
-
-    batch = Batch(work, total=len(jobs))
-    batch._retry = lambda: retry(batch)
-    batch.view = view
-    if view is not None:
-        view.show()
-    return batch
+async def _first_pass(run: BatchRun, batch: Batch) -> pandas.DataFrame:
+    """Every row once; with ``on_error="raise"`` a failed row fails the batch, carrying the frame so far."""
+    frame, failures = await run.first_pass(batch)
+    if failures:
+        raise BatchFailed("; ".join(failures), frame)
+    return frame
 
 
 def map_rows_sync(
