@@ -27,6 +27,7 @@ def kernel_shell() -> Any:
 
 
 def in_kernel() -> bool:
+    """True inside a notebook kernel."""
     return kernel_shell() is not None
 
 
