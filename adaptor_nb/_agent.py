@@ -145,8 +145,3 @@ class Agent:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

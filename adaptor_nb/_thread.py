@@ -247,8 +247,3 @@ class Standby:
         st = self._engine.thread_state(self._thread.key)
         if st.standby is self:
             st.standby = None
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -318,8 +318,3 @@ def message_attributes(**options: Any) -> MessageContext:
     if when is not None and not isinstance(when, Timing):
         raise ConfigError(f"when must be a Timing, got {when!r}", option="when")
     return MessageContext(id=msg_id, text="", author=author or Author(), timing=when or Timing.SOON)
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -130,8 +130,3 @@ class RunServices:
         if errors:
             self._notice("run service cleanup failed", {"phase": "cleanup_failed", "errors": list(errors)})
         return errors
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())
