@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -210,6 +209,8 @@ class Standby:
         """Cancel current processing; queued input fails with CANCELLED; the Standby keeps accepting input."""
         queued, self._queue = self._queue, []
         carried, self._carried = self._carried, []
+        import uuid
+
         lost = [
             (
                 o.get("id") or f"msg_{uuid.uuid4().hex[:12]}",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -104,6 +102,9 @@ def fingerprint(driver: Driver, s: RunSettings, profile: str = "", tools: list[l
         parts["profile"] = profile
     if tools:
         parts["tools"] = tools
+    import hashlib
+    import json
+
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
