@@ -44,6 +44,7 @@ class Engine:
         self.owner_id = f"agent-{os.urandom(6).hex()}"  # 12 random hex digits, as uuid4().hex[:12]
         # The profile manager (skills, private profile folders) and the run machinery load on first use; options
         # that need checking at construction build the manager now.
+        self.closed = False
         self._profile: ProfileManager | None = None
         s = self.settings
         if s.profile is not None or s.skill_provider is not None or s.skill_materializer is not None:
@@ -51,7 +52,6 @@ class Engine:
         self.threads: dict[str, ThreadState] = {}
         self.slots = ProcessSlots(self.owner_id)
         self.executions: set[Execution] = set()
-        self.closed = False
         self._run_host: RunHost | None = None
         self.thread_host = ThreadHost(
             store=self.store,
