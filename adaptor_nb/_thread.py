@@ -18,11 +18,11 @@ from ._policy import Author
 from ._result import Result
 from ._stream import Stream
 from .driver._spi import Checkpoint
-from .threadstore._protocol import ThreadRecord
 
 if TYPE_CHECKING:
     from ._agent import Agent
     from ._core._engine import Engine
+    from .threadstore._protocol import ThreadRecord
 
 
 class Thread:

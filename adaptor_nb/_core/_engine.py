@@ -11,8 +11,6 @@ from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
 from ..driver._spi import Descriptor, Driver
-from ..threadstore._memory import MemoryStore
-from ..threadstore._protocol import Store
 from ._background import BACKGROUND
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
@@ -22,6 +20,7 @@ from ._slots import ProcessSlots, describe_failure
 from ._sync_text import outside_loop_message
 
 if TYPE_CHECKING:
+    from ..threadstore._protocol import Store
     from ._execution import Execution, RunHost
     from ._profile import ProfileManager
 
@@ -40,7 +39,7 @@ class Engine:
 
             self.tool_host = ToolHost(self.tools)
         self.descriptor: Descriptor = driver.descriptor()
-        self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
+        self._store: Store | None = self.settings.thread_store
         self.owner_id = f"agent-{os.urandom(6).hex()}"  # 12 random hex digits, as uuid4().hex[:12]
         # The profile manager (skills, private profile folders) and the run machinery load on first use; options
         # that need checking at construction build the manager now.
@@ -54,7 +53,7 @@ class Engine:
         self.executions: set[Execution] = set()
         self._run_host: RunHost | None = None
         self.thread_host = ThreadHost(
-            store=self.store,
+            get_store=lambda: self.store,
             driver=driver,
             descriptor=self.descriptor,
             owner_id=self.owner_id,
@@ -62,6 +61,15 @@ class Engine:
             profile_identity=self.profile.identity if self.settings.profile is not None else "",
             tools=tool_revisions(self.tools),
         )
+
+    @property
+    def store(self) -> Store:
+        """The thread store: ``thread_store=``, or an in-memory store built on first use."""
+        if self._store is None:
+            from ..threadstore._memory import MemoryStore
+
+            self._store = MemoryStore()
+        return self._store
 
     @property
     def profile(self) -> ProfileManager:

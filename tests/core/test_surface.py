@@ -105,8 +105,8 @@ def test_the_name_tables_of_the_vocabulary_packages_resolve() -> None:
         assert int(count) == len(importlib.import_module(package).__all__)
 
 
-# Modules an Agent over the Claude driver does not need until it runs, inspects or uses a profile, skill,
-# workspace or service.
+# Modules an Agent over the Claude driver does not need until it runs, inspects, keeps a thread, or uses a profile,
+# a skill, a workspace or a service.
 NOT_AT_CONSTRUCTION = (
     "adaptor_nb._core._execution",
     "adaptor_nb._core._profile",
@@ -117,6 +117,7 @@ NOT_AT_CONSTRUCTION = (
     "adaptor_nb.profile._selection",
     "adaptor_nb.workspace._specs",
     "adaptor_nb.services._specs",
+    "adaptor_nb.threadstore._memory",
     "difflib",
     "secrets",
     "tarfile",
