@@ -71,7 +71,8 @@ def _settle() -> None:
         module = sys.modules.get(module_name)
         if module is None or getattr(module.__spec__, "_initializing", False):
             continue
-        for attribute, public_module in _PENDING.pop(module_name).items():
+        waiting = _PENDING.pop(module_name, None)  # None: another thread settled it first
+        for attribute, public_module in (waiting or {}).items():
             obj = module.__dict__.get(attribute)
             if isinstance(obj, type) and obj.__module__ == module_name:
                 obj.__module__ = public_module

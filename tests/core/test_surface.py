@@ -99,6 +99,21 @@ def test_moved_classes_report_their_new_home_as_module() -> None:
         assert _fresh(code).split() == ["adaptor_nb.services"] * 2, first
 
 
+def test_public_classes_pickle_by_their_public_path_whichever_module_was_imported_first() -> None:
+    code = """
+import pickle
+from adaptor_nb._result import Usage
+from adaptor_nb.services._providers import RunAttachment
+from adaptor_nb._errors import RunCancelled
+for obj in (Usage(input_tokens=3), RunAttachment(preamble="p")):
+    data = pickle.dumps(obj)
+    assert pickle.loads(data) == obj, obj
+    assert b"adaptor_nb._" not in data and b"_providers" not in data, data
+print(repr(RunCancelled), repr(Usage))
+"""
+    assert _fresh(code).split() == ["<class", "'adaptor_nb.RunCancelled'>", "<class", "'adaptor_nb.Usage'>"]
+
+
 def test_the_name_tables_of_the_vocabulary_packages_resolve() -> None:
     for package in ("adaptor_nb.skill", "adaptor_nb.profile", "adaptor_nb.services", "adaptor_nb.workspace"):
         count = _fresh(f"import {package} as m; [getattr(m, n) for n in m.__all__]; print(len(m.__all__))")
