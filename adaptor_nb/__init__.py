@@ -98,7 +98,6 @@ _PUBLIC: dict[str, str] = {
     "ToolCall": "._events",
     "ToolResult": "._events",
     "TurnEnd": "._events",
-    "with_meta": "._events",
     "APPROVALS_AUTO_APPROVE": "._policy",
     "APPROVALS_AUTO_DENY": "._policy",
     "ApprovalPolicy": "._policy",
@@ -134,9 +133,6 @@ _PUBLIC: dict[str, str] = {
     "RunOptions": "._core._options",
     "SendOptions": "._core._options",
     "message_attributes": "._core._options",
-    "RunAttachment": "._core._services",
-    "RunEventSource": "._core._services",
-    "RunServiceProvider": "._core._services",
     "EnvironmentReport": ".driver",
     "EnvironmentStatus": ".driver",
     "AgentProfile": ".driver",
@@ -169,6 +165,15 @@ _PUBLIC: dict[str, str] = {
     "ServiceSpec": ".services._specs",
 }
 
+# Names whose home is now another public module: they still resolve here, with a DeprecationWarning naming the new
+# home, until the next minor release.
+_MOVED: dict[str, str] = {
+    "RunAttachment": "adaptor_nb.services",
+    "RunEventSource": "adaptor_nb.services",
+    "RunServiceProvider": "adaptor_nb.services",
+    "with_meta": "adaptor_nb.driver",
+}
+
 if TYPE_CHECKING:
     from . import mcp as mcp
     from . import profile as profile
@@ -185,9 +190,6 @@ if TYPE_CHECKING:
     from ._core._options import RunOptions as RunOptions
     from ._core._options import SendOptions as SendOptions
     from ._core._options import message_attributes as message_attributes
-    from ._core._services import RunAttachment as RunAttachment
-    from ._core._services import RunEventSource as RunEventSource
-    from ._core._services import RunServiceProvider as RunServiceProvider
     from ._enums import ApprovalKind as ApprovalKind
     from ._enums import ApprovalMode as ApprovalMode
     from ._enums import AuthorKind as AuthorKind
@@ -262,7 +264,6 @@ if TYPE_CHECKING:
     from ._events import ToolCall as ToolCall
     from ._events import ToolResult as ToolResult
     from ._events import TurnEnd as TurnEnd
-    from ._events import with_meta as with_meta
     from ._inspect import Inspector as Inspector
     from ._policy import APPROVALS_AUTO_APPROVE as APPROVALS_AUTO_APPROVE
     from ._policy import APPROVALS_AUTO_DENY as APPROVALS_AUTO_DENY
@@ -336,6 +337,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "profile",
         "tool",
     ),  # vocabulary submodules: ``adaptor_nb.mcp`` and ``from adaptor_nb import mcp``
+    moved=_MOVED,
     public_module=__name__,
 )
 

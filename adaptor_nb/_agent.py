@@ -8,11 +8,9 @@ from ._core._background import BACKGROUND
 from ._core._engine import Engine
 from ._core._options import AgentOptions, AgentSettings, SendOptions
 from ._errors import AgentCloseError as AgentCloseError
-from ._inspect import Inspector
 from ._result import Result
 from ._stream import Stream
 from ._thread import Thread
-from .driver._profile import ProfileSnapshot, SkillSnapshot
 from .driver._spi import (
     Descriptor,
     Driver,
@@ -24,6 +22,8 @@ from .driver._spi import (
 )
 
 if TYPE_CHECKING:
+    from ._inspect import Inspector
+    from .driver._profile import ProfileSnapshot, SkillSnapshot
     from .threadstore._protocol import Store
 
 
@@ -119,6 +119,8 @@ class Agent:
 
     def inspect(self) -> Inspector:
         """Environment, models, quota, config schema and skills, from the captured driver configuration."""
+        from ._inspect import Inspector
+
         return Inspector(self._engine)
 
     async def profile_state(self) -> ProfileSnapshot:
@@ -145,8 +147,3 @@ class Agent:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -193,8 +193,3 @@ def deny_all(reason: str = "denied by deny_all()") -> ApprovalHandler:
         request.deny(reason)
 
     return handler
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -182,8 +182,3 @@ def well_known(kind: type[S], value: S | str) -> S | str:
         return kind(value)
     except ValueError:
         return value
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -271,8 +271,3 @@ class MCPUnsupportedError(ConfigError):
 
 class MCPTransportUnsupportedError(ConfigError):
     """The driver cannot use that MCP transport."""
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -268,8 +268,3 @@ def is_droppable(event: Event) -> bool:
 def event_kind(event: Event) -> str:
     """A short name for counting events by kind."""
     return type(event).__name__
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -92,8 +92,3 @@ class Inspector:
     async def skills(self) -> SkillSnapshot:
         """Requested, materialized, catalogued and externally installed skills of the Agent's profile."""
         return self._engine.profile.skills(self._engine.settings.run)
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

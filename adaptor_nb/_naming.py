@@ -15,20 +15,27 @@ public name differs from the defining one); modules are relative to the package,
 to a name imports its module and caches the value in the package namespace. ``submodules`` names submodules that
 ``package.name`` should import on first use without listing them in ``__all__``.
 
+``moved`` maps names that used to be public here to the public module that is now their home: the old name still
+resolves, to the same object, with one ``DeprecationWarning`` naming the new home (the first access caches it).
+
 With ``public_module=`` (the root package passes its own name) every class listed in the table reports that module
-as its ``__module__``, however it was first imported: each defining module ends with
-``_publish(__name__, globals())``. Call ``lazy_exports`` before the package imports any of its own modules, so the
-table is known when they publish.
+as its ``__module__`` (so reprs and pickles name the public path), however it was first imported. The fix-up lives
+here and nowhere else: the package module's type is swapped for :class:`_Package`, whose ``__setattr__`` sees each
+submodule the import system binds on it once that submodule has finished executing, and then settles every table
+entry whose defining module is loaded. Call ``lazy_exports`` before the package imports any of its own modules.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
-# package name -> (public module, {absolute defining module -> [attribute names]})
-_PUBLISHED: dict[str, tuple[str, dict[str, list[str]]]] = {}
+# absolute defining module -> {attribute -> public module}: the classes still waiting for their public __module__.
+_PENDING: dict[str, dict[str, str]] = {}
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -47,6 +54,41 @@ def absolute_module(module: str, package: str) -> str:
     return f"{base}.{rest}" if rest else base
 
 
+class _Package(ModuleType):
+    """A package module that settles public ``__module__`` names as its submodules finish loading."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if isinstance(value, ModuleType) and _PENDING:
+            if type(value) is ModuleType and hasattr(value, "__path__"):
+                value.__class__ = _Package  # a subpackage: its own submodules bind on it
+            _settle()
+
+
+def _settle() -> None:
+    """Give each pending class whose defining module has finished executing its public ``__module__``."""
+    for module_name in list(_PENDING):
+        module = sys.modules.get(module_name)
+        if module is None or getattr(module.__spec__, "_initializing", False):
+            continue
+        waiting = _PENDING.pop(module_name, None)  # None: another thread settled it first
+        for attribute, public_module in (waiting or {}).items():
+            obj = module.__dict__.get(attribute)
+            if isinstance(obj, type) and obj.__module__ == module_name:
+                obj.__module__ = public_module
+
+
+def _watch(package: str, table: Mapping[str, str], public_module: str) -> None:
+    for name, target in table.items():
+        module, attribute = split_target(target)
+        pending = _PENDING.setdefault(absolute_module(module, package), {})
+        pending.setdefault(attribute or name, public_module)  # the first package to claim a class names it
+    root = sys.modules[package]
+    if type(root) is ModuleType:
+        root.__class__ = _Package
+    _settle()
+
+
 def lazy_exports(
     package: str,
     namespace: dict[str, Any],
@@ -54,26 +96,34 @@ def lazy_exports(
     *,
     defined: Iterable[str] = (),
     submodules: Iterable[str] = (),
+    moved: Mapping[str, str] | None = None,
     public_module: str | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for ``package`` (see the module docstring)."""
     subs = frozenset(submodules)
+    old = dict(moved or {})
     public = sorted({*table, *defined})
     if public_module is not None:
-        index: dict[str, list[str]] = {}
-        for name, target in table.items():
-            module, attribute = split_target(target)
-            index.setdefault(absolute_module(module, package), []).append(attribute or name)
-        _PUBLISHED[package] = (public_module, index)
+        _watch(package, table, public_module)
 
     def __getattr__(name: str) -> Any:
         target = table.get(name)
         if target is None:
             if name in subs:
                 return importlib.import_module(f".{name}", package)
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module, attribute = split_target(target)
-        value = getattr(importlib.import_module(module, package), attribute or name)
+            home = old.get(name)
+            if home is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            warnings.warn(
+                f"{package}.{name} has moved to {home}.{name}; import it from {home} "
+                f"(the old name will be removed in the next minor release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            value = getattr(importlib.import_module(home), name)
+        else:
+            module, attribute = split_target(target)
+            value = getattr(importlib.import_module(module, package), attribute or name)
         namespace[name] = value
         return value
 
@@ -82,12 +132,3 @@ def lazy_exports(
         return sorted({*public, *subs, *extra})
 
     return __getattr__, __dir__, public
-
-
-def publish(module_name: str, namespace: dict[str, Any]) -> None:
-    """Set the public ``__module__`` on the classes of ``module_name`` that a package's table exports."""
-    for public_module, index in _PUBLISHED.values():
-        for attribute in index.get(module_name, ()):
-            obj = namespace.get(attribute)
-            if isinstance(obj, type) and obj.__module__ == module_name:
-                obj.__module__ = public_module

@@ -170,8 +170,3 @@ def validate_policy(policy: Policy) -> None:
             f"policy.approvals.timeout must be seconds (negative = no deadline), got {a.timeout!r}",
             option="policy.approvals.timeout",
         )
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

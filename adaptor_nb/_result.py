@@ -282,8 +282,3 @@ def compose_results(run_id: str, *parts: Result | None) -> Result:
             out._structured = copy.deepcopy(p._structured)
             out._has_structured = True
     return out.detached()
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

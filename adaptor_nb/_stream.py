@@ -87,8 +87,3 @@ class Stream:
     def cancel(self) -> None:
         """Cancel the run (idempotent, thread-safe). Drain events afterwards to see Done."""
         self._ex.cancel()
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

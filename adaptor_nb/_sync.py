@@ -37,8 +37,3 @@ def run_sync(fn: Callable[[], Awaitable[T]] | Awaitable[T]) -> T:
     """
     result: T = BACKGROUND.run(fn)
     return result
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

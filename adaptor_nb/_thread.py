@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -19,11 +18,11 @@ from ._policy import Author
 from ._result import Result
 from ._stream import Stream
 from .driver._spi import Checkpoint
-from .threadstore._protocol import ThreadRecord
 
 if TYPE_CHECKING:
     from ._agent import Agent
     from ._core._engine import Engine
+    from .threadstore._protocol import ThreadRecord
 
 
 class Thread:
@@ -210,6 +209,8 @@ class Standby:
         """Cancel current processing; queued input fails with CANCELLED; the Standby keeps accepting input."""
         queued, self._queue = self._queue, []
         carried, self._carried = self._carried, []
+        import uuid
+
         lost = [
             (
                 o.get("id") or f"msg_{uuid.uuid4().hex[:12]}",
@@ -247,8 +248,3 @@ class Standby:
         st = self._engine.thread_state(self._thread.key)
         if st.standby is self:
             st.standby = None
-
-
-from ._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
 
 from ._errors import InvalidMCPConfigError
 
@@ -125,6 +124,8 @@ class _Remote:
         _check_name(self.name)
         if not isinstance(self.url, str):
             raise _bad(self.name, "url", f"must be a string, got {type(self.url).__name__}")
+        from urllib.parse import urlsplit
+
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _bad(self.name, "url", f"must be an http:// or https:// URL with a host, got {self.url!r}")

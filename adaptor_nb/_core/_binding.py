@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._enums import AuthorKind, NoticeKind
 from .._errors import (
@@ -23,8 +21,10 @@ from .._errors import (
 from .._events import Notice
 from .._result import MessageOutcome, Result
 from ..driver._spi import Checkpoint, Descriptor, Driver, DriverOutcome, IdentityCodec, SessionCodec
-from ..threadstore._protocol import FinalizeRequest, HistoryEntry, Lease, Store, ThreadRecord
 from ._options import RunSettings
+
+if TYPE_CHECKING:  # the store vocabulary loads with the first store (built lazily when none is given)
+    from ..threadstore._protocol import FinalizeRequest, HistoryEntry, Lease, Store, ThreadRecord
 
 LEASE_TTL = 60.0  # default; a store may set ``lease_ttl`` (seconds) to change it
 RECOVERY_BUDGET = 8 * 1024
@@ -79,13 +79,17 @@ class ThreadPlan:
 class ThreadHost:
     """What thread bindings need from the Agent's runtime: the store, the driver and the per-key states."""
 
-    store: Store
+    get_store: Callable[[], Store]  # the Agent's store, built on first use when none was given
     driver: Driver
     descriptor: Descriptor
     owner_id: str
     state: Callable[[str], ThreadState]
     profile_identity: str = ""
     tools: list[list[str]] = field(default_factory=list)
+
+    @property
+    def store(self) -> Store:
+        return self.get_store()
 
 
 def fingerprint(driver: Driver, s: RunSettings, profile: str = "", tools: list[list[str]] | None = None) -> str:
@@ -104,6 +108,9 @@ def fingerprint(driver: Driver, s: RunSettings, profile: str = "", tools: list[l
         parts["profile"] = profile
     if tools:
         parts["tools"] = tools
+    import hashlib
+    import json
+
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
@@ -349,6 +356,8 @@ class ThreadBinding:
             healthy = self._healthy_checkpoint(plan, run_id, result, error, outcome)
             if healthy is not None:
                 st.pending_checkpoint = healthy
+            from ..threadstore._protocol import FinalizeRequest, HistoryEntry
+
             history: list[HistoryEntry] = []
             now = time.time()
             for m in delivered:

@@ -11,7 +11,6 @@ from .._errors import (
 from .._policy import Policy, validate_policy
 from ..driver._spi import Descriptor
 from ._options import AgentSettings, RunSettings
-from ._workspace import check_managers
 
 
 def check_policy(policy: Policy, desc: Descriptor) -> None:
@@ -48,7 +47,10 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
 
 def check_construction(agent: AgentSettings) -> None:
     """Raise a ConfigError naming the first construction-only option whose value cannot be used."""
-    check_managers(agent)
+    if agent.run.workspace_spec is not None or agent.workspace_manager is not None or agent.service_manager is not None:
+        from ._workspace import check_managers  # the workspace and service vocabulary loads when an option uses it
+
+        check_managers(agent)
 
 
 def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) -> None:

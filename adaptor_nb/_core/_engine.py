@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
 from ..driver._spi import Descriptor, Driver
-from ..threadstore._memory import MemoryStore
-from ..threadstore._protocol import Store
 from ._background import BACKGROUND
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
-from ._execution import Execution, RunHost
 from ._hosting import check_tools, tool_revisions
 from ._options import AgentSettings, agent_settings, merge_run, split_call
-from ._profile import ProfileManager
 from ._slots import ProcessSlots, describe_failure
 from ._sync_text import outside_loop_message
+
+if TYPE_CHECKING:
+    from ..threadstore._protocol import Store
+    from ._execution import Execution, RunHost
+    from ._profile import ProfileManager
 
 
 class Engine:
@@ -38,25 +39,21 @@ class Engine:
 
             self.tool_host = ToolHost(self.tools)
         self.descriptor: Descriptor = driver.descriptor()
-        self.store: Store = self.settings.thread_store if self.settings.thread_store is not None else MemoryStore()
-        self.owner_id = f"agent-{uuid.uuid4().hex[:12]}"
-        self.profile = ProfileManager(driver, self.settings, self.owner_id)
+        self._store: Store | None = self.settings.thread_store
+        self.owner_id = f"agent-{os.urandom(6).hex()}"  # 12 random hex digits, as uuid4().hex[:12]
+        # The profile manager (skills, private profile folders) and the run machinery load on first use; options
+        # that need checking at construction build the manager now.
+        self.closed = False
+        self._profile: ProfileManager | None = None
+        s = self.settings
+        if s.profile is not None or s.skill_provider is not None or s.skill_materializer is not None:
+            self._profile = self.profile
         self.threads: dict[str, ThreadState] = {}
         self.slots = ProcessSlots(self.owner_id)
         self.executions: set[Execution] = set()
-        self.closed = False
-        self._run_host = RunHost(
-            driver=driver,
-            descriptor=self.descriptor,
-            agent_settings=self.settings,
-            slots=self.slots,
-            is_closed=lambda: self.closed,
-            on_finished=self.executions.discard,
-            profile=self.profile,
-            tool_host=self.tool_host,
-        )
+        self._run_host: RunHost | None = None
         self.thread_host = ThreadHost(
-            store=self.store,
+            get_store=lambda: self.store,
             driver=driver,
             descriptor=self.descriptor,
             owner_id=self.owner_id,
@@ -64,6 +61,43 @@ class Engine:
             profile_identity=self.profile.identity if self.settings.profile is not None else "",
             tools=tool_revisions(self.tools),
         )
+
+    @property
+    def store(self) -> Store:
+        """The thread store: ``thread_store=``, or an in-memory store built on first use."""
+        if self._store is None:
+            from ..threadstore._memory import MemoryStore
+
+            self._store = MemoryStore()
+        return self._store
+
+    @property
+    def profile(self) -> ProfileManager:
+        """The Agent's profile manager, built on first use."""
+        if self._profile is None:
+            from ._profile import ProfileManager
+
+            self._profile = ProfileManager(self.driver, self.settings, self.owner_id)
+            if self.closed:
+                self._profile.close()  # built after close(): closed like the one close() would have closed
+        return self._profile
+
+    def run_host(self) -> RunHost:
+        """What every execution of this Agent shares (built with the first run)."""
+        if self._run_host is None:
+            from ._execution import RunHost
+
+            self._run_host = RunHost(
+                driver=self.driver,
+                descriptor=self.descriptor,
+                agent_settings=self.settings,
+                slots=self.slots,
+                is_closed=lambda: self.closed,
+                on_finished=self.executions.discard,
+                profile=self.profile,
+                tool_host=self.tool_host,
+            )
+        return self._run_host
 
     # -- threads -----------------------------------------------------------------------------------------
 
@@ -102,8 +136,10 @@ class Engine:
                 raise ConfigError(f"author must be an Author, got {author!r}", option="author")
         except AdaptorError as exc:
             config_error = exc
+        from ._execution import Execution
+
         ex = Execution(
-            self._run_host,
+            self.run_host(),
             settings,
             prompt,
             call,
@@ -137,7 +173,8 @@ class Engine:
                 await asyncio.wait_for(self.tool_host.close(), timeout)
             except Exception as exc:
                 failures.append(f"the tool host: {describe_failure(exc, timeout)}")
-        failures += await asyncio.to_thread(self.profile.close)  # after the processes that used it are gone
+        if self._profile is not None:  # a manager never built created nothing to remove
+            failures += await asyncio.to_thread(self._profile.close)  # after the processes that used it are gone
         closer = getattr(self.driver, "aclose", None)
         if callable(closer):
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -12,7 +11,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .._enums import Timing
 from .._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
 from .._policy import Author, Identity, MessageContext, Policy
-from ..profile._resources import merge_resources
 
 if TYPE_CHECKING:
     from ..mcp import Server
@@ -186,6 +184,8 @@ def check_names(options: Mapping[str, Any], *, allowed: frozenset[str], where: s
             raise TypeError(f"{where}() got construction-only option {name!r}: pass it to Agent(...)")
         if name in CALL_ONLY:
             raise TypeError(f"{where}() got call-only option {name!r}: pass it to send(...)")
+        import difflib
+
         near = difflib.get_close_matches(name, sorted(allowed), n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         raise TypeError(f"{where}() got an unexpected option {name!r}{hint}")
@@ -263,6 +263,8 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
         elif name == "profile_resources":
             if value is None:
                 continue
+            from ..profile._resources import merge_resources  # the profile vocabulary loads when used
+
             changes["profile_resources"] = merge_resources(
                 changes.get("profile_resources", base.profile_resources), value
             )
@@ -318,8 +320,3 @@ def message_attributes(**options: Any) -> MessageContext:
     if when is not None and not isinstance(when, Timing):
         raise ConfigError(f"when must be a Timing, got {when!r}", option="when")
     return MessageContext(id=msg_id, text="", author=author or Author(), timing=when or Timing.SOON)
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

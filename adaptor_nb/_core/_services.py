@@ -3,42 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._enums import NoticeKind
-from .._events import Done, Event, Notice, RunFinished, RunStarted, TurnEnd
+from .._events import Done, Notice, RunFinished, RunStarted, TurnEnd
 from .._result import ServiceReport, SubagentResult
+from ..services._providers import RunAttachment, RunEventSource
 
 if TYPE_CHECKING:
     from ._broker import Broker
 
-RunEventSource = Callable[[str, asyncio.Event], AsyncIterator[Event]]
-"""``source(run_id, stop)``: events folded into the run's one stream; it flushes and ends once ``stop`` is set."""
-
 CLEANUP_TIMEOUT = 10.0
 _FILTERED = (RunStarted, RunFinished, TurnEnd, Done)  # lifecycle events of a source are the core's, not its
-
-
-@dataclass(frozen=True)
-class RunAttachment:
-    """What a provider attaches to one run. ``preamble`` goes in front of the prompt (and is not part of thread
-    compatibility); ``results`` is called before detach; ``services`` are reported in ``Result.services()``."""
-
-    preamble: str = ""
-    results: Callable[[], Sequence[SubagentResult]] | None = None
-    services: Sequence[ServiceReport] = ()
-    events: RunEventSource | None = None
-
-
-@runtime_checkable
-class RunServiceProvider(Protocol):
-    """Attaches run-scoped services (``run_services=[...]``)."""
-
-    async def attach_run(self, run_id: str) -> RunAttachment: ...
-
-    async def detach_run(self, run_id: str) -> None: ...
 
 
 def _name(provider: Any) -> str:
@@ -130,8 +107,3 @@ class RunServices:
         if errors:
             self._notice("run service cleanup failed", {"phase": "cleanup_failed", "errors": list(errors)})
         return errors
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

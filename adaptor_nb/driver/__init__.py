@@ -107,6 +107,7 @@ _PUBLIC: dict[str, str] = {
     "secret_var": "._mcp",
     "shielded_close": "._reuse",
     "text_delta": ".._events",
+    "with_meta": ".._events",
     "validation_errors": ".._schema",
     "AgentProfile": "._profile",
     "Availability": "._profile",
@@ -158,6 +159,7 @@ if TYPE_CHECKING:
     from .._events import ToolCall as ToolCall
     from .._events import ToolResult as ToolResult
     from .._events import text_delta as text_delta
+    from .._events import with_meta as with_meta
     from .._result import TranscriptItem as TranscriptItem
     from .._result import TranscriptMessage as TranscriptMessage
     from .._result import Usage as Usage

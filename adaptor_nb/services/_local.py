@@ -187,8 +187,3 @@ class LocalServices:
 
     async def release_by_labels(self, labels: Mapping[str, str]) -> None:
         await self._stop_where(labels, None)
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

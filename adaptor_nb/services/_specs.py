@@ -83,8 +83,3 @@ class ServiceManager(Protocol):
     async def release_by_run(self, run_id: str) -> None: ...
 
     async def release_by_labels(self, labels: Mapping[str, str]) -> None: ...
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

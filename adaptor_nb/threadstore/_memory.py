@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
 import time
 from dataclasses import replace
 
@@ -42,7 +42,12 @@ class MemoryStore:
                     "or use another thread key",
                     key=key,
                 )
-            lease = Lease(key=key, owner=owner, token=secrets.token_hex(8), expires_at=now + ttl)
+            lease = Lease(
+                key=key,
+                owner=owner,
+                token=os.urandom(8).hex(),  # secrets.token_hex(8)
+                expires_at=now + ttl,
+            )
             self._leases[key] = lease
             return lease
 

@@ -307,8 +307,3 @@ def _read(path: str) -> str:
 def _write(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text + "\n")
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

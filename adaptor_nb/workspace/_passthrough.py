@@ -14,8 +14,3 @@ class PassthroughWorkspaces:
 
     async def release(self, lease: WorkspaceLease, mode: WorkspaceReleaseMode) -> None:
         return None
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

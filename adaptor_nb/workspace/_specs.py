@@ -102,8 +102,3 @@ def check_spec(value: object) -> None:
             f"got {type(value).__name__}",
             option="workspace_spec",
         )
-
-
-from .._naming import publish as _publish  # noqa: E402
-
-_publish(__name__, globals())

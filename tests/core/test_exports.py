@@ -30,9 +30,9 @@ EXPECTED_PUBLIC = {
     "ThreadAlreadyExistsError", "ThreadBusyError", "ThreadCheckpointMissingError", "ThreadError",
     "ThreadIncompatibleError", "ThreadLeaseLostError", "ThreadNotFoundError", "Timing", "ToolCall", "ToolResult",
     "TranscriptItem", "TranscriptMessage", "TurnEnd", "Usage", "approve_all", "compose_results", "deny_all",
-    "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension", "with_meta",
+    "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension",
     "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
-    "RunAttachment", "RunEventSource", "RunServiceProvider", "EnvironmentReport", "EnvironmentStatus",
+    "EnvironmentReport", "EnvironmentStatus",
     "map_rows", "map_rows_sync",
     "AgentProfile", "Availability", "ConfigSchema", "EnvironmentCheck", "Inspector", "ModelInfo", "ProfileKind",
     "ProfileSnapshot", "QuotaReport", "ResourceSnapshot", "SkillInfo", "SkillSnapshot",
@@ -149,7 +149,7 @@ def _declared_names(init: Path) -> tuple[dict[str, str], dict[str, str], set[str
 
 @pytest.mark.parametrize(
     "package",
-    ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook", "adaptor_nb.driver", "adaptor_nb.testing"],
+    [*PACKAGES, "adaptor_nb.services", "adaptor_nb.workspace", "adaptor_nb.skill", "adaptor_nb.profile"],
 )
 def test_the_name_table_the_type_checking_imports_and_all_agree(package: str) -> None:
     module = importlib.import_module(package)
@@ -162,7 +162,7 @@ def test_the_name_table_the_type_checking_imports_and_all_agree(package: str) ->
 
 @pytest.mark.parametrize(
     "package",
-    ["adaptor_nb", "adaptor_nb.threadstore", "adaptor_nb.notebook", "adaptor_nb.driver", "adaptor_nb.testing"],
+    [*PACKAGES, "adaptor_nb.services", "adaptor_nb.workspace", "adaptor_nb.skill", "adaptor_nb.profile"],
 )
 def test_every_public_name_resolves_in_a_fresh_interpreter(package: str) -> None:
     code = f"import {package} as m; [getattr(m, n) for n in m.__all__]; print(len(m.__all__))"

@@ -297,8 +297,9 @@ class _Services:
         self.detach_error, self.hang = detach_error, hang
 
     async def attach_run(self, run_id: str):  # type: ignore[no-untyped-def]
-        from adaptor_nb import Notice, RunAttachment, RunStarted
+        from adaptor_nb import Notice, RunStarted
         from adaptor_nb._result import ServiceReport, SubagentResult
+        from adaptor_nb.services import RunAttachment
 
         self.calls.append(f"attach {run_id}")
 
