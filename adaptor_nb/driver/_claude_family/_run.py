@@ -1,53 +1,47 @@
-"""One run over a ClaudeProcess: prompt in, frames out, approvals, supplemental messages and the turn loop."""
+"""One run over a Claude-family process: prompt in, frames out, approvals, the host-tool channel, messages, turns.
+
+The loop reads the process's inbox and hands each item to a named step: text deltas, frames by type, stderr, the
+end of stdout and the run's own wake-ups. A CLI's quirks come from its profile; a driver with behaviour of its
+own (CodeBuddy's plan review) subclasses ``ClaudeFamilyRun`` and overrides the hooks marked as such.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
-from ... import AdaptorError
-from ...driver import (
-    Boundary,
-    ClaimedMessage,
-    DriverFailure,
-    DriverOutcome,
-    Event,
-    EventMeta,
-    EventSourceMeta,
-    FailureReason,
-    Invocation,
-    MessageFailure,
-    Notice,
-    NoticeKind,
-    ProcessInfo,
-    ProcessKind,
-    ResumeRejectedError,
-    RunContext,
-    TranscriptItem,
-    mark_host_tool,
-    text_delta,
+from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
+from ..._errors import AdaptorError, ResumeRejectedError
+from ..._events import Event, EventMeta, EventSourceMeta, Notice, ProcessInfo
+from ..._result import TranscriptItem
+from .._claude_stream import ClaudeLikeResult, ClaudeLikeTranslator, parse_claude_like_result
+from .._emit import TextDeltas
+from .._hosted import mark_host_tool
+from .._mcp_config import required_mcp_failures
+from .._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
+from ._approvals import (
+    allow_response,
+    approval_spec,
+    cancelled_reply,
+    decision_response,
+    error_response,
+    mcp_response,
 )
-from ._approvals import approval_spec, cancelled_reply, decision_response, error_response, mcp_response
-from ._config import explain_login
-from ._mcp import required_failures
-from ._process import EOF, LINES, STDERR, WAKE, ClaudeProcess
-from ._translate import FrameTranslator, TurnResult, parse_result
+from ._decode import EOF, LINES, STDERR, WAKE, text_of
+from ._process import ClaudeFamilyProcess
+from ._steer import Pending, Steering
 
-PROVIDER = "anthropic"
 E = TypeVar("E", bound=Event)
 _set = object.__setattr__
-
-
+_RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _METAS: dict[str, EventMeta] = {}
 
 
-def _source_meta(session_id: str) -> EventMeta | None:
+def source_meta(session_id: str) -> EventMeta | None:
     """The meta a driver attaches to a fresh event so the broker records its provider coordinates (one per session:
     a meta is immutable, so every run of a session shares it)."""
     if not session_id:
@@ -60,55 +54,45 @@ def _source_meta(session_id: str) -> EventMeta | None:
     return meta
 
 
-_RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-
-
-@dataclass
-class _Pending:
-    """A user line written to stdin and not yet echoed back."""
-
-    claimed: list[ClaimedMessage] = field(default_factory=list)
-    boundary: Boundary = Boundary.IN_RUN
-    mechanism: str = "stdin"
-
-
-class _Finished(Exception):
+class Finished(Exception):
     """Internal: the run reached its end (the loop unwinds with this)."""
 
 
-class ClaudeRun:
+class ClaudeFamilyRun(Steering):
     """Drives one run to its end on ``proc``; ``execute()`` returns a DriverOutcome or raises DriverFailure."""
 
     def __init__(
         self,
-        proc: ClaudeProcess,
+        proc: ClaudeFamilyProcess,
         ctx: RunContext,
         inv: Invocation,
+        translator: ClaudeLikeTranslator,
         *,
         resuming: bool,
         startup_timeout: float,
         idle_timeout: float | None,
     ) -> None:
         self.proc = proc
+        self.profile = proc.profile
         self.ctx = ctx
         self.inv = inv
         self.resuming = resuming
         self.startup_timeout = startup_timeout
         self.idle_timeout = idle_timeout
-        self.tr = FrameTranslator(ctx.transcript)
-        self.pending: dict[str, _Pending] = {}
+        self.tr = translator
+        self.pending: dict[str, Pending] = {}
         self.prompt_uuid = ""
-        self.echo_supported = True
+        self.echo_supported = self.profile.echoes_input
         self.interrupt_claims: list[ClaimedMessage] = []
         self.interrupting = False
         self.user_interrupted = ""
         self.approval_tasks: dict[str, asyncio.Task[None]] = {}
         self.mcp_tasks: dict[str, asyncio.Task[None]] = {}
         self.withdrawn: set[str] = set()
-        self.last: TurnResult | None = None
+        self.last: ClaudeLikeResult | None = None
         self.session_id = proc.session_id or ""
         # One meta per provider session, shared by every event of it: the broker keeps its source when it stamps.
-        self.source_meta: EventMeta | None = _source_meta(self.session_id)
+        self.source_meta: EventMeta | None = source_meta(self.session_id)
         self.protocol_errors = 0
         self.saw_output = False
         self.turn_active = False
@@ -119,7 +103,8 @@ class ClaudeRun:
         self._startup: asyncio.TimerHandle | None = None  # the startup_timeout's timer, from the first wait
         self._watching: frozenset[Boundary] | None = frozenset()  # None: the watch fired
         self._outcome: DriverOutcome | None = None
-        self._failure: DriverFailure | None = None
+        self._failure: BaseException | None = None
+        self.init_steering()
 
     # -- entry -------------------------------------------------------------------------------------------
 
@@ -128,7 +113,7 @@ class ClaudeRun:
         self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt")
         try:
             await self._loop()
-        except _Finished:
+        except Finished:
             pass
         if self._failure is not None:
             raise self._failure
@@ -136,11 +121,11 @@ class ClaudeRun:
         return self._outcome
 
     async def close(self) -> None:
-        """Stop helper tasks (message watcher, approvals still waiting) and the startup timer."""
+        """Stop helper tasks (message watch, approvals and host-tool calls still waiting) and the startup timer."""
         if self._startup is not None:
             self._startup.cancel()
         self._stop_watching()
-        helpers = (*self.approval_tasks.values(), *self.mcp_tasks.values())
+        helpers = (*self.approval_tasks.values(), *self.mcp_tasks.values(), *self.steer_tasks())
         tasks = [t for t in helpers if t is not None and not t.done()]
         for t in tasks:
             t.cancel()
@@ -154,6 +139,7 @@ class ClaudeRun:
         if msgs is None:
             return
         leftovers = [m for p in self.pending.values() for m in p.claimed] + self.interrupt_claims
+        leftovers += self.drop_steers()
         self.pending.clear()
         self.interrupt_claims = []
         for m in leftovers:
@@ -161,6 +147,19 @@ class ClaudeRun:
                 msgs.failed(m, reason)
 
     # -- the loop ----------------------------------------------------------------------------------------
+
+    async def _loop(self) -> None:
+        while True:
+            item = await self._next()
+            kind = item[0]
+            if kind == LINES:
+                await self._lines(item[1], item[2])
+            elif kind == STDERR:
+                await self._stderr(item[1])
+            elif kind == EOF:
+                await self._eof(item[1])
+            elif kind == WAKE and item[1] is self:
+                await self._wake(item[2])
 
     async def _next(self) -> tuple[Any, ...]:
         inbox = self.proc.inbox
@@ -184,10 +183,43 @@ class ClaudeRun:
 
     def _silent(self, timeout: float, what: str) -> DriverFailure:
         return DriverFailure(
-            f"Claude Code wrote nothing for {timeout:g} s ({what}); the process is stuck or waiting on the network",
+            f"{self.profile.label} wrote nothing for {timeout:g} s ({what}); "
+            "the process is stuck or waiting on the network",
             details={"stderr_tail": self.proc.stderr_tail(), "timeout": what, "pid": self.proc.pid},
             session_id=self.session_id,
         )
+
+    async def _lines(self, raw: bytes, frames: list[Any]) -> None:
+        """One stdout chunk: its raw bytes for the tap, then its frames in order."""
+        if raw:
+            self.ctx.raw_stdout(self.proc.redact(raw) if self.proc.redacting else raw)
+        for frame in frames:
+            ft = type(frame)
+            if ft is tuple:
+                await self._texts(frame[0], frame[1])
+            elif ft is not dict:
+                await self._not_json(frame)
+            else:
+                self.saw_output = True
+                try:
+                    await self._dispatch(frame.get("type"), frame)
+                except (Finished, DriverFailure, AdaptorError):
+                    raise  # the run's own ends (a result, a failure, a refused resume) pass through
+                except Exception as exc:  # a frame with wrong-typed fields is reported and skipped
+                    await self._bad_frame(frame, exc)
+
+    async def _texts(self, index: int, texts: list[str]) -> None:
+        """Top-level text deltas of one content block, as the decoder gives them: the one place they become events."""
+        self.saw_output = True
+        blk = self.tr.blocks.get(index)
+        if blk is None:
+            return
+        blk.parts += texts
+        await self.ctx.emit_many(TextDeltas(texts, self.tr.msg_id, self.source_meta))
+
+    async def _stderr(self, chunk: bytes) -> None:
+        self.ctx.raw_stderr(chunk)
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.STDERR, text=chunk.decode("utf-8", "replace"), bytes=chunk))
 
     def _sourced(self, ev: E) -> E:
         """``ev`` (a fresh payload) carrying the provider session as its source meta (host tools by their name)."""
@@ -197,105 +229,23 @@ class ClaudeRun:
             _set(ev, "meta", meta)
         return ev
 
-    async def _loop(self) -> None:
-        ctx = self.ctx
-        emit = ctx.emit
-        emit_texts = ctx.emit_texts_nowait
-        emit_nowait = ctx.emit_nowait
-        meta = self.source_meta
-        tr = self.tr
-        blocks = tr.blocks
-        while True:
-            item = await self._next()
-            kind = item[0]
-            if kind == LINES:
-                if item[1]:
-                    ctx.raw_stdout(item[1])
-                for frame in item[2]:
-                    ft = type(frame)
-                    if ft is tuple:
-                        # The hot path: top-level text deltas of one block, as (index, [text, ...]) from the reader.
-                        self.saw_output = True
-                        blk = blocks.get(frame[0])
-                        if blk is not None:
-                            texts: list[str] = frame[1]
-                            blk.parts += texts
-                            msg_id = tr.msg_id
-                            source = None if meta is None else meta.source
-                            done = emit_texts(texts, 0, msg_id, source)
-                            while done < len(texts):  # the buffer asks for a hand-over: one through the full path
-                                await emit(self._sourced(text_delta(texts[done], msg_id)))
-                                done = emit_texts(texts, done + 1, msg_id, source)
-                        continue
-                    if ft is not dict:
-                        await self._not_json(frame)
-                        continue
-                    t = frame.get("type")
-                    self.saw_output = True
-                    if t == "stream_event":
-                        # A text delta in another layout than the reader's short cut knows: still no full dispatch.
-                        ev = frame.get("event")
-                        if type(ev) is dict and ev.get("type") == "content_block_delta":
-                            delta = ev.get("delta")
-                            if type(delta) is dict and delta.get("type") == "text_delta":
-                                index = ev.get("index", -1)
-                                blk = blocks.get(index) if type(index) is int else None
-                                text = delta.get("text", "")
-                                if blk is not None and type(text) is str and not frame.get("parent_tool_use_id"):
-                                    blk.parts.append(text)
-                                    td = self._sourced(text_delta(text, tr.msg_id))
-                                    if not emit_nowait(td):
-                                        await emit(td)
-                                    continue
-                    try:
-                        await self._dispatch(t, frame)
-                    except (_Finished, DriverFailure, AdaptorError):
-                        raise  # the run's own ends (a result, a failure, a refused resume) pass through
-                    except Exception as exc:  # a frame with wrong-typed fields is reported and skipped
-                        await self._bad_frame(frame, exc)
-                    meta = self.source_meta
-            elif kind == STDERR:
-                chunk: bytes = item[1]
-                ctx.raw_stderr(chunk)
-                await emit(ProcessInfo(kind=ProcessKind.STDERR, text=chunk.decode("utf-8", "replace"), bytes=chunk))
-            elif kind == EOF:
-                await self._eof(item[1])
-            elif kind == WAKE and item[1] is self:
-                await self._wake(item[2])
+    async def _emit_all(self, events: list[Event]) -> None:
+        for ev in events:
+            await self.ctx.emit(self._sourced(ev))
 
     async def _dispatch(self, t: Any, frame: dict[str, Any]) -> None:
-        ctx = self.ctx
-        emit = ctx.emit
         tr = self.tr
         if t == "stream_event":
-            for ev in tr.stream_event(frame):
-                await emit(self._sourced(ev))
-            if tr.open_tools and not self._in_tool_phase:
-                self._tool_phase()
+            await self._stream_event(frame)
         elif t == "assistant":
-            for ev in tr.assistant(frame):
-                await emit(self._sourced(ev))
+            self.note_assistant(frame)
+            await self._emit_all(tr.assistant(frame))
             if tr.open_tools and not self._in_tool_phase:
                 self._tool_phase()
         elif t == "user":
-            if frame.get("isReplay"):
-                self._echo(frame)
-                return
-            for ev in tr.user(frame):
-                await emit(self._sourced(ev))
-            if not tr.open_tools and self._in_tool_phase:
-                self._in_tool_phase = False
-                self._rewatch()
+            await self._user(frame)
         elif t == "system":
-            if frame.get("subtype") == "init" and not self.turn_active:
-                self.turn_active = True
-                self._rewatch()
-                self.session_id = str(frame.get("session_id") or self.session_id)
-                self.source_meta = _source_meta(self.session_id)
-            for ev in tr.system(frame):
-                await emit(self._sourced(ev))
-            if frame.get("subtype") == "init":
-                self._check_required_mcp(frame)
+            await self._system(frame)
         elif t == "result":
             await self._result(frame)
         elif t == "control_request":
@@ -303,31 +253,129 @@ class ClaudeRun:
         elif t == "control_cancel_request":
             rid = str(frame.get("request_id") or "")
             self.withdrawn.add(rid)
-            ctx.approvals.withdraw(rid)
+            self.ctx.approvals.withdraw(rid)
         elif t == "control_response":
             return  # the CLI echoes our own replies; answers to our requests never get here
         else:
-            for ev in tr.unknown(frame):
-                await emit(self._sourced(ev))
+            await self._other(t, frame)
+
+    async def _stream_event(self, frame: dict[str, Any]) -> None:
+        text = text_of(frame)
+        if text is not None:
+            await self._texts(text[0], [text[1]])
+            return
+        if self.profile.steers:
+            ev = frame.get("event")
+            if type(ev) is dict and ev.get("type") == "message_start":
+                self.model_response_started()
+        await self._emit_all(self.tr.stream_event(frame))
+        if self.tr.open_tools and not self._in_tool_phase:
+            self._tool_phase()
+
+    async def _user(self, frame: dict[str, Any]) -> None:
+        if frame.get("isReplay"):
+            self._echo(frame)
+            return
+        await self._emit_all(self.tr.user(frame))
+        await self._after_user(frame)
+        if not self.tr.open_tools and self._in_tool_phase:
+            self._in_tool_phase = False
+            self._rewatch()
+
+    async def _system(self, frame: dict[str, Any]) -> None:
+        init = frame.get("subtype") == "init"
+        if init and not self.turn_active:
+            self.turn_active = True
+            self.steer_refused = False
+            self.session_id = str(frame.get("session_id") or self.session_id)
+            self.source_meta = source_meta(self.session_id)
+            self._rewatch()
+        await self._emit_all(self.tr.system(frame))
+        if init:
+            self._check_required_mcp(frame)
 
     async def _bad_frame(self, frame: dict[str, Any], exc: Exception) -> None:
+        import json
+
         self.protocol_errors += 1
         text = json.dumps(frame, default=str)[:4096]
         self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
         await self.ctx.emit(
             Notice(
                 kind=NoticeKind.LIFECYCLE.value,
-                text=f"Claude Code wrote a {str(frame.get('type'))[:40]!r} frame this driver cannot read "
+                text=f"{self.profile.label} wrote a {str(frame.get('type'))[:40]!r} frame this driver cannot read "
                 f"({type(exc).__name__}: {str(exc)[:200]}); it was skipped",
-                metadata={"code": "claude.protocol_error"},
+                metadata={"code": f"{self.profile.name}.protocol_error"},
             )
         )
 
+    async def _not_json(self, line: bytes) -> None:
+        self.protocol_errors += 1
+        text = line[:4096].decode("utf-8", "replace")
+        self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
+        await self.ctx.emit(ProcessInfo(kind=ProcessKind.STDOUT, text=text, bytes=line[:4096], data={"json": False}))
+        await self.ctx.emit(
+            Notice(
+                kind=NoticeKind.LIFECYCLE.value,
+                text=f"{self.profile.label} wrote a stdout line that is not JSON ({len(line)} bytes); it was skipped",
+                metadata={"code": f"{self.profile.name}.protocol_error"},
+            )
+        )
+
+    def end(self, outcome: DriverOutcome | None = None, failure: BaseException | None = None) -> NoReturn:
+        """End the run now with ``outcome`` or ``failure`` (for a driver's own ends of a turn)."""
+        if failure is not None:
+            self._failure = failure
+        else:
+            self._outcome = outcome
+        raise Finished
+
+    # -- hooks a driver's own ClaudeFamilyRun may override -----------------------------------------------------------
+
+    async def _after_user(self, frame: dict[str, Any]) -> None:
+        """A ``user`` line's events were emitted (CodeBuddy ends a turn the CLI leaves without a result here)."""
+
+    async def _other(self, t: Any, frame: dict[str, Any]) -> None:
+        """A line of a type the family does not know."""
+        await self._emit_all(self.tr.unknown(frame))
+
+    def _plan_for(self, frame: dict[str, Any]) -> tuple[str, str]:
+        """The text and path of a plan file to show with an ExitPlanMode request, when the tool carries none."""
+        return "", ""
+
+    def _stops_later(self, frame: dict[str, Any], exc: Exception) -> bool:
+        """Whether the policy's refusal of ``frame`` ends the run later (the CLI ends its turn by itself)."""
+        return False
+
+    def _decided(self, frame: dict[str, Any], action: str) -> None:
+        """A decision on ``frame`` was sent to the CLI."""
+
+    def _turn_ended(self, res: ClaudeLikeResult) -> ClaudeLikeResult:
+        """A ``result`` line was read (after cost bookkeeping): the result the run goes on with."""
+        return res
+
+    def _structured(self, res: ClaudeLikeResult) -> tuple[bool, Any]:
+        """The structured answer of a successful last turn."""
+        return res.has_structured, res.structured
+
+    def _finish_metadata(self, metadata: dict[str, str]) -> None:
+        """Add the driver's own keys to the outcome's metadata."""
+
     # -- input -------------------------------------------------------------------------------------------
 
-    def _write_user(self, text: str, claimed: list[ClaimedMessage], boundary: Boundary, mechanism: str) -> str:
+    def _write_user(
+        self,
+        text: str,
+        claimed: list[ClaimedMessage],
+        boundary: Boundary,
+        mechanism: str,
+        also: list[ClaimedMessage] | None = None,
+    ) -> str:
+        """Write one user line; ``also`` are messages joined to it at turn end (delivered as TURN_END/stdin)."""
         uid = str(uuid.uuid4())
-        self.pending[uid] = _Pending(claimed, boundary, mechanism)
+        self.pending[uid] = Pending(claimed, boundary, mechanism)
+        if also:
+            self.pending[uid + "+"] = Pending(also, Boundary.TURN_END, "stdin")
         self.proc.busy = True
         self.ctx.set_turn_id(str(self.ctx.turns + 1))
         self.proc.send(
@@ -341,9 +389,12 @@ class ClaudeRun:
         )
         if not self.echo_supported:
             self._delivered(self.pending.pop(uid))
+            extra = self.pending.pop(uid + "+", None)
+            if extra is not None:
+                self._delivered(extra)
         return uid
 
-    def _delivered(self, p: _Pending) -> None:
+    def _delivered(self, p: Pending) -> None:
         msgs = self.ctx.messages
         if msgs is None:
             return
@@ -356,20 +407,7 @@ class ClaudeRun:
         if p is not None:
             self._delivered(p)
 
-    async def _not_json(self, line: bytes) -> None:
-        self.protocol_errors += 1
-        text = line[:4096].decode("utf-8", "replace")
-        self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
-        await self.ctx.emit(ProcessInfo(kind=ProcessKind.STDOUT, text=text, bytes=line[:4096], data={"json": False}))
-        await self.ctx.emit(
-            Notice(
-                kind=NoticeKind.LIFECYCLE.value,
-                text=f"Claude Code wrote a stdout line that is not JSON ({len(line)} bytes); it was skipped",
-                metadata={"code": "claude.protocol_error"},
-            )
-        )
-
-    # -- approvals ---------------------------------------------------------------------------------------
+    # -- control requests: approvals and the host-tool channel --------------------------------------------
 
     def _control_request(self, frame: dict[str, Any]) -> None:
         rid = str(frame.get("request_id") or "")
@@ -382,17 +420,29 @@ class ClaudeRun:
         if subtype != "can_use_tool":
             self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
             return
+        if self.profile.asks_for_allowed_tools and self._needs_no_approval(request):
+            self.proc.send(allow_response(frame, self.profile))  # a host tool that needs no approval
+            return
         task = asyncio.get_running_loop().create_task(self._approve(frame, rid))
         self.approval_tasks[rid] = task
 
+    def _needs_no_approval(self, request: Any) -> bool:
+        hosted = self.inv.tools
+        if hosted is None or not isinstance(request, dict):
+            return False
+        own = hosted.own_name(str(request.get("tool_name") or ""))
+        return own is not None and own not in hosted.approval
+
     async def _approve(self, frame: dict[str, Any], rid: str) -> None:
         try:
-            decision = await self.ctx.approvals.request(approval_spec(frame))
+            decision = await self.ctx.approvals.request(approval_spec(frame, self.profile, *self._plan_for(frame)))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the policy ended the run: stop the CLI's turn and surface the error
             if rid not in self.withdrawn:
                 self.proc.send(error_response(rid, "the run was stopped by its approval policy"))
+                if self._stops_later(frame, exc):
+                    return
                 self.proc.interrupt_soon()
             self.proc.inbox.put_nowait((WAKE, self, ("raise", exc)))
             return
@@ -400,7 +450,8 @@ class ClaudeRun:
             self.approval_tasks.pop(rid, None)
         if rid in self.withdrawn or decision.by == "withdrawn":
             return
-        self.proc.send(decision_response(frame, decision))
+        self.proc.send(decision_response(frame, decision, self.profile))
+        self._decided(frame, decision.action)
         if decision.action == "deny" and decision.interrupt:
             self.user_interrupted = decision.reason or "denied with interrupt"
 
@@ -435,13 +486,7 @@ class ClaudeRun:
         msgs = self.ctx.messages
         if msgs is None:
             return
-        wanted: set[Boundary] = set()
-        if self.turn_active:
-            if not self.interrupting:
-                wanted.add(Boundary.INTERRUPT)
-            if self.tr.open_tools:
-                wanted.add(Boundary.IN_RUN)
-        boundaries = frozenset(wanted)
+        boundaries = self.deliverable()
         if boundaries == self._watching and self._unwatch is not None:
             return
         self._stop_watching()
@@ -465,7 +510,7 @@ class ClaudeRun:
     def _tool_phase(self) -> None:
         """A tool is about to run: input written now joins the same turn (the CLI merges it after the tool)."""
         self._in_tool_phase = True
-        if self.ctx.messages is not None:
+        if self.ctx.messages is not None and not self.profile.steers:
             self._deliver_now()
 
     def _deliver_now(self) -> None:
@@ -478,7 +523,12 @@ class ClaudeRun:
                 self.interrupt_claims.extend(claimed)
                 self.interrupting = True
                 self.proc.interrupt_soon()
-        if self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
+        if self.profile.steers:
+            if self.steerable() and msgs.pending(Boundary.IN_RUN):
+                claimed = msgs.claim(Boundary.IN_RUN)
+                if claimed:
+                    self.steer(claimed)
+        elif self.turn_active and self.tr.open_tools and msgs.pending(Boundary.IN_RUN):
             claimed = msgs.claim(Boundary.IN_RUN)
             if claimed:
                 self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.IN_RUN, "stdin")
@@ -490,6 +540,8 @@ class ClaudeRun:
         elif payload == "startup_timeout":
             if not self.saw_output:
                 raise self._silent(self.startup_timeout, "startup_timeout")
+        elif isinstance(payload, tuple) and payload[0] == "steered":
+            await self.steer_answered(payload[1])
         elif isinstance(payload, tuple) and payload[0] == "raise":
             raise payload[1]
 
@@ -497,7 +549,7 @@ class ClaudeRun:
 
     def _check_required_mcp(self, frame: dict[str, Any]) -> None:
         """A required MCP server that did not connect fails the run (its tools would be missing)."""
-        failed = required_failures(frame, self.inv.mcp)
+        failed = required_mcp_failures(frame, self.inv.mcp)
         if failed:
             raise DriverFailure(
                 f"required MCP server(s) did not connect: {', '.join(failed)}",
@@ -506,11 +558,36 @@ class ClaudeRun:
             )
 
     async def _result(self, frame: dict[str, Any]) -> None:
-        res = parse_result(frame, self.proc.cost_total)
+        await self.settle_steers()
+        res = parse_claude_like_result(frame, self.proc.cost_total)
         if res.cost_total is not None:
             self.proc.cost_total = res.cost_total
         if res.cost_usd is not None:
             self.cost += res.cost_usd
+        res = self._turn_ended(res)
+        self._record_result(frame, res)
+        self._check_resumed(res)
+        if self.prompt_uuid in self.pending and self.echo_supported:
+            # This CLI never echoes input (--replay-user-messages unsupported): count writes as delivered.
+            self.echo_supported = False
+            for uid in list(self.pending):
+                self._delivered(self.pending.pop(uid))
+        self.turn_active = False
+        self._in_tool_phase = False
+        self.tr.open_tools.clear()
+        self._rewatch()
+        self.last = res
+        more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
+        self.proc.busy = bool(self.pending)
+        if not res.ok:
+            self._failed_turn(res, more)
+        if self.pending:
+            return  # input written during the turn became a turn of its own; its result is still to come
+        if more and self._next_turn():
+            return
+        self._finish()
+
+    def _record_result(self, frame: dict[str, Any], res: ClaudeLikeResult) -> None:
         self.ctx.terminal("result", frame)
         self.ctx.transcript(
             TranscriptItem(
@@ -528,59 +605,62 @@ class ClaudeRun:
         )
         if res.session_id:
             self.session_id = res.session_id
-        if self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0:
-            rejected = [
-                e for e in res.errors if "No conversation found" in e or ("session" in e.lower() and "found" in e)
-            ]
-            if rejected:
-                self.proc.busy = False
-                raise ResumeRejectedError(
-                    f"Claude Code could not resume session {self.inv.resume.session_id if self.inv.resume else ''!r}: "
-                    + "; ".join(rejected),
-                    key=self.inv.thread_key,
-                    details={"errors": list(res.errors), "stderr_tail": self.proc.stderr_tail()},
-                )
-        if self.prompt_uuid in self.pending and self.echo_supported:
-            # This CLI never echoes input (--replay-user-messages unsupported): count writes as delivered.
-            self.echo_supported = False
-            for uid in list(self.pending):
-                self._delivered(self.pending.pop(uid))
-        self.turn_active = False
-        self._in_tool_phase = False
-        self.tr.open_tools.clear()
-        self._rewatch()
-        self.last = res
-        more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
-        self.proc.busy = bool(self.pending)
-        if not res.ok:
-            if self.interrupting and res.subtype == "error_during_execution":
-                self.interrupting = False
-                claimed, self.interrupt_claims = self.interrupt_claims, []
-                if more:
-                    self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
-                    return
-                self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED)
-                self._finish()
-            self._failure = self._classify(res)
-            if self.pending:
-                # The CLI still holds input it will turn into another turn: the process is not reusable as is.
-                self.proc.broken = True
-            raise _Finished
-        if self.pending:
-            return  # input written during the turn became a turn of its own; its result is still to come
-        msgs = self.ctx.messages
-        if more and msgs is not None:
-            claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
-            if self.interrupt_claims:
-                claimed = self.interrupt_claims + claimed
-                self.interrupt_claims = []
-                self.interrupting = False
-            if msgs.pending(Boundary.INTERRUPT):
-                claimed += msgs.claim(Boundary.INTERRUPT)
-            if claimed:
-                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
+
+    def _check_resumed(self, res: ClaudeLikeResult) -> None:
+        """A first turn that failed because the session to resume is unknown raises ResumeRejectedError."""
+        if not (self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0):
+            return
+        rejected = [e for e in res.errors if "No conversation found" in e or ("session" in e.lower() and "found" in e)]
+        if rejected:
+            self.proc.busy = False
+            raise ResumeRejectedError(
+                f"{self.profile.label} could not resume session "
+                f"{self.inv.resume.session_id if self.inv.resume else ''!r}: " + "; ".join(rejected),
+                key=self.inv.thread_key,
+                details={"errors": list(res.errors), "stderr_tail": self.proc.stderr_tail()},
+            )
+
+    def _failed_turn(self, res: ClaudeLikeResult, more: bool) -> None:
+        """A turn ended in error: an interrupted one may go on with the messages that interrupted it."""
+        if self.interrupting and res.subtype == "error_during_execution":
+            self.interrupting = False
+            claimed, self.interrupt_claims = self.interrupt_claims, []
+            if more:
+                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
                 return
-        self._finish()
+            self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED)
+            self._finish()
+        self._failure = self._classify(res)
+        if self.pending:
+            # The CLI still holds input it will turn into another turn: the process is not reusable as is.
+            self.proc.broken = True
+        raise Finished
+
+    def _next_turn(self) -> bool:
+        """Write the messages due at this turn's end as the next user line; False when there are none."""
+        msgs = self.ctx.messages
+        if msgs is None:
+            return False
+        claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
+        interrupts: list[ClaimedMessage] = []
+        if self.profile.interrupt_opens_turn:
+            interrupts, self.interrupt_claims = self.interrupt_claims, []
+            self.interrupting = False
+        elif self.interrupt_claims:
+            claimed = self.interrupt_claims + claimed
+            self.interrupt_claims = []
+            self.interrupting = False
+        if msgs.pending(Boundary.INTERRUPT):
+            claimed += msgs.claim(Boundary.INTERRUPT)
+        if interrupts:
+            # The interrupted turn ended with a result: its messages open the next turn, the others join them.
+            text = "\n\n".join(m.text for m in interrupts + claimed)
+            self._write_user(text, interrupts, Boundary.INTERRUPT, "interrupt", also=claimed)
+            return True
+        if claimed:
+            self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
+            return True
+        return False
 
     def _fail_messages(self, claimed: list[ClaimedMessage], reason: MessageFailure) -> None:
         msgs = self.ctx.messages
@@ -598,37 +678,44 @@ class ClaudeRun:
             self.interrupt_claims = []
         if res is not None and not res.ok and self.user_interrupted:
             self._failure = self._classify(res)
-            raise _Finished
+            raise Finished
         metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
+        self._finish_metadata(metadata)
         if res is not None:
             metadata["stop_reason"] = res.stop_reason
             metadata["terminal_reason"] = res.terminal_reason
         if self.tr.init_model:
             metadata["cli_model"] = self.tr.init_model
+        self._outcome = self._outcome_of(res, metadata)
+        raise Finished
+
+    def _outcome_of(self, res: ClaudeLikeResult | None, metadata: dict[str, str]) -> DriverOutcome | None:
         outcome = DriverOutcome(
             text=res.text if res is not None and res.ok else None,
             model=self.tr.model or self.tr.init_model or self.inv.model,
-            provider=PROVIDER,
+            provider=self.profile.provider,
             metadata=metadata,
             session_id=self.session_id,
             healthy=res is not None and res.ok and self.protocol_errors == 0,
         )
-        if res is not None and res.ok and res.has_structured:
-            outcome.structured = res.structured
+        if res is None or not res.ok:
+            return outcome
+        has_structured, structured = self._structured(res)
+        if has_structured:
+            outcome.structured = structured
             outcome.has_structured = True
-        if self.inv.output_schema is not None and res is not None and res.ok and not res.has_structured:
+        elif self.inv.output_schema is not None:
             self._failure = DriverFailure(
-                "Claude finished without calling the StructuredOutput tool, so there is no structured output; "
-                "the answer text is kept in the result",
+                f"{self.profile.short} finished without calling the StructuredOutput tool, so there is no structured "
+                "output; the answer text is kept in the result",
                 reason=FailureReason.POLICY_VIOLATION,
                 details={"text": res.text or "", "session_id": self.session_id},
                 session_id=self.session_id,
             )
-            raise _Finished
-        self._outcome = outcome
-        raise _Finished
+            return None
+        return outcome
 
-    def _classify(self, res: TurnResult) -> DriverFailure:
+    def _classify(self, res: ClaudeLikeResult) -> DriverFailure:
         details: dict[str, Any] = {
             "subtype": res.subtype,
             "session_id": res.session_id,
@@ -636,8 +723,11 @@ class ClaudeRun:
         }
         if res.errors:
             details["errors"] = list(res.errors)
+        if res.errors_info:
+            details["errors_info"] = [dict(e) for e in res.errors_info]
         if res.terminal_reason:
             details["terminal_reason"] = res.terminal_reason
+        label = self.profile.label
         if self.user_interrupted:
             details["denial_reason"] = self.user_interrupted
             return DriverFailure(
@@ -648,7 +738,7 @@ class ClaudeRun:
             )
         if res.subtype == "error_max_turns":
             return DriverFailure(
-                "Claude Code reached its step limit (Config.max_turns_per_run): " + "; ".join(res.errors),
+                f"{label} reached its step limit (Config.max_turns_per_run): " + "; ".join(res.errors),
                 reason=FailureReason.LIMIT_EXCEEDED,
                 details=details,
                 session_id=res.session_id,
@@ -663,8 +753,8 @@ class ClaudeRun:
                 session_id=res.session_id,
                 retryable=status in _RETRYABLE,
             )
-        message = res.text or "; ".join(res.errors) or f"Claude Code ended the turn with {res.subtype or 'an error'}"
-        message = explain_login(message)
+        message = res.text or "; ".join(res.errors) or f"{label} ended the turn with {res.subtype or 'an error'}"
+        message = self.profile.explain(message)
         return DriverFailure(message, reason=FailureReason.AGENT_ERROR, details=details, session_id=res.session_id)
 
     async def _eof(self, rc: int) -> None:
@@ -672,26 +762,27 @@ class ClaudeRun:
         self.proc.busy = False
         await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
         tail = self.proc.stderr_tail()
+        label = self.profile.label
         if self.proc.overflow is not None:
             self._failure = self.proc.overflow.failure(
-                "Claude Code", exit_code=rc, stderr_tail=tail, session_id=self.session_id, pid=self.proc.pid
+                label, exit_code=rc, stderr_tail=tail, session_id=self.session_id, pid=self.proc.pid
             )
-            raise _Finished
+            raise Finished
         self._failure = DriverFailure(
-            f"Claude Code exited with code {rc} before the run finished"
+            f"{label} exited with code {rc} before the run finished"
             + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),
             reason=FailureReason.AGENT_ERROR,
             details={"exit_code": rc, "stderr_tail": tail, "session_id": self.session_id, "pid": self.proc.pid},
             session_id=self.session_id,
         )
-        raise _Finished
+        raise Finished
 
 
-def emit_spawn(proc: ClaudeProcess, resumed: str, fork: bool) -> Event:
+def spawn_event(proc: ClaudeFamilyProcess, resumed: str, fork: bool) -> Event:
     """The ProcessInfo event for a new CLI process (argv only: prompts and secrets never go there)."""
     return ProcessInfo(
         kind=ProcessKind.SPAWN,
-        text=f"claude pid {proc.pid}",
+        text=f"{proc.profile.name} pid {proc.pid}",
         metadata={"pid": str(proc.pid), "resume": resumed, "fork": str(fork).lower()},
         data={"pid": proc.pid, "argv": list(proc.argv), "started": time.time()},
     )
