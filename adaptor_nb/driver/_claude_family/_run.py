@@ -12,32 +12,25 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-from ..._enums import Boundary, FailureReason, MessageFailure, NoticeKind, ProcessKind
-from ..._errors import AdaptorError, ResumeRejectedError
+from ..._enums import Boundary, MessageFailure, NoticeKind, ProcessKind
+from ..._errors import AdaptorError
 from ..._events import Event, EventMeta, EventSourceMeta, Notice, ProcessInfo
 from ..._result import TranscriptItem
-from .._claude_stream import ClaudeLikeResult, ClaudeLikeTranslator, parse_claude_like_result
+from .._claude_stream import ClaudeLikeResult, ClaudeLikeTranslator
 from .._emit import TextDeltas
 from .._hosted import mark_host_tool
 from .._mcp_config import required_mcp_failures
 from .._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
-from ._approvals import (
-    allow_response,
-    approval_spec,
-    cancelled_reply,
-    decision_response,
-    error_response,
-    mcp_response,
-)
+from ._control import ControlRequests
 from ._decode import EOF, LINES, STDERR, WAKE, text_of
 from ._process import ClaudeFamilyProcess
 from ._steer import Pending, Steering
+from ._turns import Finished, TurnEnds
 
 E = TypeVar("E", bound=Event)
 _set = object.__setattr__
-_RETRYABLE = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _METAS: dict[str, EventMeta] = {}
 
 
@@ -54,11 +47,7 @@ def source_meta(session_id: str) -> EventMeta | None:
     return meta
 
 
-class Finished(Exception):
-    """Internal: the run reached its end (the loop unwinds with this)."""
-
-
-class ClaudeFamilyRun(Steering):
+class ClaudeFamilyRun(Steering, ControlRequests, TurnEnds):
     """Drives one run to its end on ``proc``; ``execute()`` returns a DriverOutcome or raises DriverFailure."""
 
     def __init__(
@@ -322,15 +311,7 @@ class ClaudeFamilyRun(Steering):
             )
         )
 
-    def end(self, outcome: DriverOutcome | None = None, failure: BaseException | None = None) -> NoReturn:
-        """End the run now with ``outcome`` or ``failure`` (for a driver's own ends of a turn)."""
-        if failure is not None:
-            self._failure = failure
-        else:
-            self._outcome = outcome
-        raise Finished
-
-    # -- hooks a driver's own ClaudeFamilyRun may override -----------------------------------------------------------
+    # -- hooks a driver's own run may override (more in ControlRequests and TurnEnds) ---------------------
 
     async def _after_user(self, frame: dict[str, Any]) -> None:
         """A ``user`` line's events were emitted (CodeBuddy ends a turn the CLI leaves without a result here)."""
@@ -338,28 +319,6 @@ class ClaudeFamilyRun(Steering):
     async def _other(self, t: Any, frame: dict[str, Any]) -> None:
         """A line of a type the family does not know."""
         await self._emit_all(self.tr.unknown(frame))
-
-    def _plan_for(self, frame: dict[str, Any]) -> tuple[str, str]:
-        """The text and path of a plan file to show with an ExitPlanMode request, when the tool carries none."""
-        return "", ""
-
-    def _stops_later(self, frame: dict[str, Any], exc: Exception) -> bool:
-        """Whether the policy's refusal of ``frame`` ends the run later (the CLI ends its turn by itself)."""
-        return False
-
-    def _decided(self, frame: dict[str, Any], action: str) -> None:
-        """A decision on ``frame`` was sent to the CLI."""
-
-    def _turn_ended(self, res: ClaudeLikeResult) -> ClaudeLikeResult:
-        """A ``result`` line was read (after cost bookkeeping): the result the run goes on with."""
-        return res
-
-    def _structured(self, res: ClaudeLikeResult) -> tuple[bool, Any]:
-        """The structured answer of a successful last turn."""
-        return res.has_structured, res.structured
-
-    def _finish_metadata(self, metadata: dict[str, str]) -> None:
-        """Add the driver's own keys to the outcome's metadata."""
 
     # -- input -------------------------------------------------------------------------------------------
 
@@ -406,78 +365,6 @@ class ClaudeFamilyRun(Steering):
         p = self.pending.pop(str(frame.get("uuid") or ""), None)
         if p is not None:
             self._delivered(p)
-
-    # -- control requests: approvals and the host-tool channel --------------------------------------------
-
-    def _control_request(self, frame: dict[str, Any]) -> None:
-        rid = str(frame.get("request_id") or "")
-        request = frame.get("request")
-        subtype = request.get("subtype") if isinstance(request, dict) else None
-        if subtype == "mcp_message" and isinstance(request, dict) and self._serves(request):
-            work = asyncio.get_running_loop().create_task(self._mcp_message(request, rid))
-            self.mcp_tasks[rid] = work  # one task per message: parallel calls overlap, the reader never waits
-            return
-        if subtype != "can_use_tool":
-            self.proc.send(error_response(rid, f"adaptor_nb does not serve control requests of type {subtype!r}"))
-            return
-        if self.profile.asks_for_allowed_tools and self._needs_no_approval(request):
-            self.proc.send(allow_response(frame, self.profile))  # a host tool that needs no approval
-            return
-        task = asyncio.get_running_loop().create_task(self._approve(frame, rid))
-        self.approval_tasks[rid] = task
-
-    def _needs_no_approval(self, request: Any) -> bool:
-        hosted = self.inv.tools
-        if hosted is None or not isinstance(request, dict):
-            return False
-        own = hosted.own_name(str(request.get("tool_name") or ""))
-        return own is not None and own not in hosted.approval
-
-    async def _approve(self, frame: dict[str, Any], rid: str) -> None:
-        try:
-            decision = await self.ctx.approvals.request(approval_spec(frame, self.profile, *self._plan_for(frame)))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the policy ended the run: stop the CLI's turn and surface the error
-            if rid not in self.withdrawn:
-                self.proc.send(error_response(rid, "the run was stopped by its approval policy"))
-                if self._stops_later(frame, exc):
-                    return
-                self.proc.interrupt_soon()
-            self.proc.inbox.put_nowait((WAKE, self, ("raise", exc)))
-            return
-        finally:
-            self.approval_tasks.pop(rid, None)
-        if rid in self.withdrawn or decision.by == "withdrawn":
-            return
-        self.proc.send(decision_response(frame, decision, self.profile))
-        self._decided(frame, decision.action)
-        if decision.action == "deny" and decision.interrupt:
-            self.user_interrupted = decision.reason or "denied with interrupt"
-
-    def _serves(self, request: dict[str, Any]) -> bool:
-        hosted = self.inv.tools
-        return hosted is not None and hosted.serve is not None and request.get("server_name") == hosted.server
-
-    async def _mcp_message(self, request: dict[str, Any], rid: str) -> None:
-        """Answer one of the host tools' MCP messages (the CLI carries them for the SDK server it was given)."""
-        hosted = self.inv.tools
-        assert hosted is not None and hosted.serve is not None
-        raw = request.get("message")
-        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        try:
-            reply = await hosted.serve(message)
-        except asyncio.CancelledError:
-            # The run is over: answer the call anyway, so the interrupted CLI can finish its turn and stay parked.
-            if message.get("id") is not None:
-                self.proc.send(mcp_response(rid, cancelled_reply(message["id"])))
-            raise
-        except Exception as exc:  # the protocol layer failed: the CLI sees an error, the run goes on
-            self.proc.send(error_response(rid, f"host tools failed: {type(exc).__name__}"))
-            return
-        finally:
-            self.mcp_tasks.pop(rid, None)
-        self.proc.send(mcp_response(rid, reply if reply is not None else {"jsonrpc": "2.0", "result": {}}))
 
     # -- supplemental messages ---------------------------------------------------------------------------
 
@@ -545,7 +432,7 @@ class ClaudeFamilyRun(Steering):
         elif isinstance(payload, tuple) and payload[0] == "raise":
             raise payload[1]
 
-    # -- turn ends ---------------------------------------------------------------------------------------
+    # -- the end of the CLI's turn is in TurnEnds ---------------------------------------------------------
 
     def _check_required_mcp(self, frame: dict[str, Any]) -> None:
         """A required MCP server that did not connect fails the run (its tools would be missing)."""
@@ -556,226 +443,6 @@ class ClaudeFamilyRun(Steering):
                 details={"mcp_servers": failed, "stderr_tail": self.proc.stderr_tail()},
                 session_id=self.session_id,
             )
-
-    async def _result(self, frame: dict[str, Any]) -> None:
-        await self.settle_steers()
-        res = parse_claude_like_result(frame, self.proc.cost_total)
-        if res.cost_total is not None:
-            self.proc.cost_total = res.cost_total
-        if res.cost_usd is not None:
-            self.cost += res.cost_usd
-        res = self._turn_ended(res)
-        self._record_result(frame, res)
-        self._check_resumed(res)
-        if self.prompt_uuid in self.pending and self.echo_supported:
-            # This CLI never echoes input (--replay-user-messages unsupported): count writes as delivered.
-            self.echo_supported = False
-            for uid in list(self.pending):
-                self._delivered(self.pending.pop(uid))
-        self.turn_active = False
-        self._in_tool_phase = False
-        self.tr.open_tools.clear()
-        self._rewatch()
-        self.last = res
-        more = await self.ctx.turn_end(usage=res.usage, text=res.text if res.ok else None)
-        self.proc.busy = bool(self.pending)
-        if not res.ok:
-            self._failed_turn(res, more)
-        if self.pending:
-            return  # input written during the turn became a turn of its own; its result is still to come
-        if more and self._next_turn():
-            return
-        self._finish()
-
-    def _record_result(self, frame: dict[str, Any], res: ClaudeLikeResult) -> None:
-        self.ctx.terminal("result", frame)
-        self.ctx.transcript(
-            TranscriptItem(
-                kind="result",
-                text=res.text or "",
-                is_error=not res.ok,
-                session_id=res.session_id,
-                usage=res.usage,
-                cost_usd=res.cost_usd,
-                subtype=res.subtype,
-                errors=res.errors,
-                model=self.tr.model,
-                data={"api_error_status": res.api_error_status, "terminal_reason": res.terminal_reason},
-            )
-        )
-        if res.session_id:
-            self.session_id = res.session_id
-
-    def _check_resumed(self, res: ClaudeLikeResult) -> None:
-        """A first turn that failed because the session to resume is unknown raises ResumeRejectedError."""
-        if not (self.resuming and self.tr.inits == 0 and not res.ok and self.ctx.turns == 0):
-            return
-        rejected = [e for e in res.errors if "No conversation found" in e or ("session" in e.lower() and "found" in e)]
-        if rejected:
-            self.proc.busy = False
-            raise ResumeRejectedError(
-                f"{self.profile.label} could not resume session "
-                f"{self.inv.resume.session_id if self.inv.resume else ''!r}: " + "; ".join(rejected),
-                key=self.inv.thread_key,
-                details={"errors": list(res.errors), "stderr_tail": self.proc.stderr_tail()},
-            )
-
-    def _failed_turn(self, res: ClaudeLikeResult, more: bool) -> None:
-        """A turn ended in error: an interrupted one may go on with the messages that interrupted it."""
-        if self.interrupting and res.subtype == "error_during_execution":
-            self.interrupting = False
-            claimed, self.interrupt_claims = self.interrupt_claims, []
-            if more:
-                self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.INTERRUPT, "interrupt")
-                return
-            self._fail_messages(claimed, MessageFailure.LIMIT_EXCEEDED)
-            self._finish()
-        self._failure = self._classify(res)
-        if self.pending:
-            # The CLI still holds input it will turn into another turn: the process is not reusable as is.
-            self.proc.broken = True
-        raise Finished
-
-    def _next_turn(self) -> bool:
-        """Write the messages due at this turn's end as the next user line; False when there are none."""
-        msgs = self.ctx.messages
-        if msgs is None:
-            return False
-        claimed = msgs.claim(Boundary.TURN_END) if msgs.pending(Boundary.TURN_END) else []
-        interrupts: list[ClaimedMessage] = []
-        if self.profile.interrupt_opens_turn:
-            interrupts, self.interrupt_claims = self.interrupt_claims, []
-            self.interrupting = False
-        elif self.interrupt_claims:
-            claimed = self.interrupt_claims + claimed
-            self.interrupt_claims = []
-            self.interrupting = False
-        if msgs.pending(Boundary.INTERRUPT):
-            claimed += msgs.claim(Boundary.INTERRUPT)
-        if interrupts:
-            # The interrupted turn ended with a result: its messages open the next turn, the others join them.
-            text = "\n\n".join(m.text for m in interrupts + claimed)
-            self._write_user(text, interrupts, Boundary.INTERRUPT, "interrupt", also=claimed)
-            return True
-        if claimed:
-            self._write_user("\n\n".join(m.text for m in claimed), claimed, Boundary.TURN_END, "stdin")
-            return True
-        return False
-
-    def _fail_messages(self, claimed: list[ClaimedMessage], reason: MessageFailure) -> None:
-        msgs = self.ctx.messages
-        if msgs is None:
-            return
-        for m in claimed:
-            with contextlib.suppress(RuntimeError):
-                msgs.failed(m, reason)
-
-    def _finish(self) -> None:
-        res = self.last
-        self.proc.busy = bool(self.pending)
-        if self.interrupt_claims:
-            self._fail_messages(self.interrupt_claims, MessageFailure.LIMIT_EXCEEDED)
-            self.interrupt_claims = []
-        if res is not None and not res.ok and self.user_interrupted:
-            self._failure = self._classify(res)
-            raise Finished
-        metadata = {"session_id": self.session_id, "cost_usd": f"{self.cost:.6f}"}
-        self._finish_metadata(metadata)
-        if res is not None:
-            metadata["stop_reason"] = res.stop_reason
-            metadata["terminal_reason"] = res.terminal_reason
-        if self.tr.init_model:
-            metadata["cli_model"] = self.tr.init_model
-        self._outcome = self._outcome_of(res, metadata)
-        raise Finished
-
-    def _outcome_of(self, res: ClaudeLikeResult | None, metadata: dict[str, str]) -> DriverOutcome | None:
-        outcome = DriverOutcome(
-            text=res.text if res is not None and res.ok else None,
-            model=self.tr.model or self.tr.init_model or self.inv.model,
-            provider=self.profile.provider,
-            metadata=metadata,
-            session_id=self.session_id,
-            healthy=res is not None and res.ok and self.protocol_errors == 0,
-        )
-        if res is None or not res.ok:
-            return outcome
-        has_structured, structured = self._structured(res)
-        if has_structured:
-            outcome.structured = structured
-            outcome.has_structured = True
-        elif self.inv.output_schema is not None:
-            self._failure = DriverFailure(
-                f"{self.profile.short} finished without calling the StructuredOutput tool, so there is no structured "
-                "output; the answer text is kept in the result",
-                reason=FailureReason.POLICY_VIOLATION,
-                details={"text": res.text or "", "session_id": self.session_id},
-                session_id=self.session_id,
-            )
-            return None
-        return outcome
-
-    def _classify(self, res: ClaudeLikeResult) -> DriverFailure:
-        details: dict[str, Any] = {
-            "subtype": res.subtype,
-            "session_id": res.session_id,
-            "stderr_tail": self.proc.stderr_tail(),
-        }
-        if res.errors:
-            details["errors"] = list(res.errors)
-        if res.errors_info:
-            details["errors_info"] = [dict(e) for e in res.errors_info]
-        if res.terminal_reason:
-            details["terminal_reason"] = res.terminal_reason
-        label = self.profile.label
-        if self.user_interrupted:
-            details["denial_reason"] = self.user_interrupted
-            return DriverFailure(
-                f"the run stopped because a tool was denied with interrupt: {self.user_interrupted}",
-                reason=FailureReason.APPROVAL_DENIED,
-                details=details,
-                session_id=res.session_id,
-            )
-        if res.subtype == "error_max_turns":
-            return DriverFailure(
-                f"{label} reached its step limit (Config.max_turns_per_run): " + "; ".join(res.errors),
-                reason=FailureReason.LIMIT_EXCEEDED,
-                details=details,
-                session_id=res.session_id,
-            )
-        if res.api_error_status is not None:
-            details["api_error_status"] = res.api_error_status
-            status = res.api_error_status
-            return DriverFailure(
-                res.text or f"the model API answered HTTP {status}",
-                reason=FailureReason.AGENT_ERROR,
-                details=details,
-                session_id=res.session_id,
-                retryable=status in _RETRYABLE,
-            )
-        message = res.text or "; ".join(res.errors) or f"{label} ended the turn with {res.subtype or 'an error'}"
-        message = self.profile.explain(message)
-        return DriverFailure(message, reason=FailureReason.AGENT_ERROR, details=details, session_id=res.session_id)
-
-    async def _eof(self, rc: int) -> None:
-        self.exit_code = rc
-        self.proc.busy = False
-        await self.ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": rc, "pid": self.proc.pid}))
-        tail = self.proc.stderr_tail()
-        label = self.profile.label
-        if self.proc.overflow is not None:
-            self._failure = self.proc.overflow.failure(
-                label, exit_code=rc, stderr_tail=tail, session_id=self.session_id, pid=self.proc.pid
-            )
-            raise Finished
-        self._failure = DriverFailure(
-            f"{label} exited with code {rc} before the run finished"
-            + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),
-            reason=FailureReason.AGENT_ERROR,
-            details={"exit_code": rc, "stderr_tail": tail, "session_id": self.session_id, "pid": self.proc.pid},
-            session_id=self.session_id,
-        )
-        raise Finished
 
 
 def spawn_event(proc: ClaudeFamilyProcess, resumed: str, fork: bool) -> Event:

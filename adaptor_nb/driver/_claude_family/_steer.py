@@ -59,6 +59,11 @@ class Steering:
     _last_message_id: str
     _saw_message_start: bool
 
+    if TYPE_CHECKING:
+
+        def _rewatch(self) -> None: ...
+        def _delivered(self, p: Pending) -> None: ...
+
     def init_steering(self) -> None:
         self.steers = []
         self.steer_refused = False  # the CLI said the turn is finishing ("idle"): SOON waits for its end
@@ -173,12 +178,6 @@ class Steering:
             if not steer.task.done():
                 steer.task.cancel()
             self.requeue(steer.claimed)
-
-    def _rewatch(self) -> None:
-        raise NotImplementedError
-
-    def _delivered(self, p: Pending) -> None:
-        raise NotImplementedError
 
     def steer_tasks(self) -> list[asyncio.Task[dict[str, Any]]]:
         return [s.task for s in self.steers]
