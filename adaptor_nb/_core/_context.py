@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Iterable, Iterator
 from typing import Any
 
 from .._enums import NoticeKind, Phase, Role
 from .._events import (
     Done,
     Event,
-    EventSourceMeta,
     Notice,
-    ProcessInfo,
     RunFinished,
     RunStarted,
     SubagentUpdate,
     TextDelta,
-    Thinking,
-    ToolCall,
     TurnEnd,
 )
 from .._result import Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
+from ..driver._emit import DONE, TextDeltas
 from ..driver._spi import ClaimedMessage
 from ._approvals import CoreApprovals
 from ._broker import Broker
 from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
-_NOWAIT_TYPES = frozenset({Thinking, ToolCall, ProcessInfo})
 _CONTENT = Phase.CONTENT
 _TRANSCRIPT_ITEM = NoticeKind.TRANSCRIPT_ITEM
 _ASSISTANT = Role.ASSISTANT
@@ -82,7 +78,7 @@ class RunContextImpl:
     def approvals(self) -> CoreApprovals:
         return self._approvals
 
-    async def emit(self, event: Event) -> None:
+    def emit(self, event: Event) -> Awaitable[None]:
         self.turn_open = True
         if isinstance(event, TextDelta):
             if type(event.text) is not str:  # the turn's text must stay joinable, or no partial result can be built
@@ -93,36 +89,47 @@ class RunContextImpl:
             self._subagent(event)
         elif isinstance(event, _CORE_ONLY):
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
-        if not self._broker.publish_nowait(event):
-            await self._broker.publish(event)
+        if self._broker.publish_nowait(event):
+            return DONE  # published within the call: no coroutine for the common case
+        return self._publish(event)
 
-    def emit_text_nowait(self, text: str, message_id: str = "", source: EventSourceMeta | None = None) -> bool:
-        if type(text) is not str:
-            return False
-        if self._broker.push_text(text, message_id, source):
-            self._turn_text.append(text)
-            return True
-        return False
+    async def _publish(self, event: Event) -> None:
+        await self._broker.publish(event)
 
-    def emit_texts_nowait(
-        self, texts: Sequence[str], start: int = 0, message_id: str = "", source: EventSourceMeta | None = None
-    ) -> int:
-        stop = self._broker.push_texts(texts, start, message_id, source)
+    def emit_many(self, events: Iterable[Event]) -> Awaitable[None]:
+        if type(events) is TextDeltas:
+            return self._emit_texts(events, 0)
+        it = iter(events)
+        for event in it:
+            pending = self.emit(event)
+            if pending is not DONE:
+                return self._emit_rest(pending, it)
+        return DONE
+
+    async def _emit_rest(self, pending: Awaitable[None], rest: Iterator[Event]) -> None:
+        await pending
+        for event in rest:
+            await self.emit(event)
+
+    def _emit_texts(self, run: TextDeltas, start: int) -> Awaitable[None]:
+        """Publish ``run``'s texts in one loop, as far as no hand-over to the consumer is due."""
+        stop = self._push_texts(run, start)
+        return DONE if stop == len(run.texts) else self._emit_texts_slowly(run, stop)
+
+    async def _emit_texts_slowly(self, run: TextDeltas, stop: int) -> None:
+        count = len(run.texts)
+        while stop < count:  # the buffer asks for a hand-over: that one goes through the full path
+            await self.emit(run[stop])
+            stop = self._push_texts(run, stop + 1)
+
+    def _push_texts(self, run: TextDeltas, start: int) -> int:
+        self.turn_open = True
+        texts = run.texts
+        meta = run.meta
+        stop = self._broker.push_texts(texts, start, run.message_id, None if meta is None else meta.source)
         if stop > start:
             self._turn_text.extend(texts if start == 0 and stop == len(texts) else texts[start:stop])
         return stop
-
-    def emit_nowait(self, event: Event) -> bool:
-        if type(event) is TextDelta:
-            if event.phase is not _CONTENT or event.role is not _ASSISTANT or type(event.text) is not str:
-                return False
-            if self._broker.publish_nowait(event):
-                self._turn_text.append(event.text)
-                return True
-            return False
-        if type(event) in _NOWAIT_TYPES:
-            return self._broker.publish_nowait(event)
-        return False
 
     def _subagent(self, ev: SubagentUpdate) -> None:
         key = ev.task or ev.member

@@ -27,6 +27,11 @@ _PUBLIC: dict[str, str] = {
     "Checkpoint": "._spi",
     "Choice": ".._approvals",
     "ClaimedMessage": "._spi",
+    "ClaudeFamilyConfig": "._claude_family",
+    "ClaudeFamilyDriver": "._claude_family",
+    "ClaudeFamilyProcess": "._claude_family",
+    "ClaudeFamilyProfile": "._claude_family",
+    "ClaudeFamilyRun": "._claude_family",
     "ClaudeLikeResult": "._claude_stream",
     "ClaudeLikeTranslator": "._claude_stream",
     "CommonConfig": "._config",
@@ -87,6 +92,7 @@ _PUBLIC: dict[str, str] = {
     "SubagentKind": ".._enums",
     "SubagentUpdate": ".._events",
     "TextDelta": ".._events",
+    "TextDeltas": "._emit",
     "Thinking": ".._events",
     "ToolCall": ".._events",
     "ToolResult": ".._events",
@@ -168,12 +174,18 @@ if TYPE_CHECKING:
     from ..mcp import SSE as SSE
     from ..mcp import Server as Server
     from ..mcp import Stdio as Stdio
+    from ._claude_family import ClaudeFamilyConfig as ClaudeFamilyConfig
+    from ._claude_family import ClaudeFamilyDriver as ClaudeFamilyDriver
+    from ._claude_family import ClaudeFamilyProcess as ClaudeFamilyProcess
+    from ._claude_family import ClaudeFamilyProfile as ClaudeFamilyProfile
+    from ._claude_family import ClaudeFamilyRun as ClaudeFamilyRun
     from ._claude_stream import ClaudeLikeResult as ClaudeLikeResult
     from ._claude_stream import ClaudeLikeTranslator as ClaudeLikeTranslator
     from ._claude_stream import parse_claude_like_result as parse_claude_like_result
     from ._cli_probe import probe_cli as probe_cli
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
+    from ._emit import TextDeltas as TextDeltas
     from ._hosted import HostedTools as HostedTools
     from ._hosted import mark_host_tool as mark_host_tool
     from ._jsonline import dumps_line as dumps_line

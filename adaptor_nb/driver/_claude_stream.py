@@ -172,11 +172,7 @@ class ClaudeLikeTranslator:
             delta = ev.get("delta")
             if blk is None or not isinstance(delta, dict):
                 return []
-            dt = delta.get("type")
-            if dt == "text_delta":
-                text = _text(delta.get("text"))
-                blk.parts.append(text)
-                return [TextDelta(text=text, message_id=self.msg_id)]
+            dt = delta.get("type")  # a text delta never gets here: the Claude-family decoder reads those
             if dt == "thinking_delta":
                 text = _text(delta.get("thinking"))
                 blk.parts.append(text)

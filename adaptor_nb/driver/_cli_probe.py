@@ -19,12 +19,14 @@ async def probe_cli(
     no_auth: str,
     messages: MessageCapabilities | None = None,
     extra: Iterable[EnvironmentCheck] = (),
+    keep_version: bool = False,
 ) -> EnvironmentReport:
     """Probe a CLI: ``command()`` (validation included) raises ConfigError when it cannot be used.
 
     ``auth`` names the credential source found ("" for none; ``no_auth`` then says what is missing); ``extra`` are
     the driver's own checks, reported after the common ones. OK needs a version and credentials, else DEGRADED;
-    MISSING when there is no usable command.
+    MISSING when there is no usable command. ``keep_version`` keeps the ``--version`` answer on disk per binary
+    (see ``_version_cache``), for a CLI slow to answer it.
     """
     checks: list[EnvironmentCheck] = []
     try:
@@ -36,7 +38,7 @@ async def probe_cli(
     checks.append(EnvironmentCheck("cli", True, argv[0]))
     version = ""
     try:
-        out = await capture_output([*argv, "--version"], dict(env), timeout=timeout)
+        out = await _version_output([*argv, "--version"], env, timeout, keep_version)
         version = out.strip().split()[0] if out.strip() else ""
         checks.append(EnvironmentCheck("version", bool(version), out.strip()))
     except (OSError, TimeoutError) as exc:
@@ -52,3 +54,19 @@ async def probe_cli(
         checks=tuple(checks),
         messages=messages,
     )
+
+
+async def _version_output(argv: list[str], env: Mapping[str, str], timeout: float, keep: bool) -> str:
+    if not keep:
+        return await capture_output(argv, dict(env), timeout=timeout)
+    from . import _version_cache
+
+    key = _version_cache.version_key(argv, env)
+    if key is not None:
+        kept = _version_cache.cached_output(key)
+        if kept is not None:
+            return kept
+    out = await capture_output(argv, dict(env), timeout=timeout)
+    if key is not None:
+        _version_cache.keep_output(key, out)
+    return out

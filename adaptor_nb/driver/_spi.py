@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,7 +20,7 @@ from .._enums import (
     SandboxLevel,
     Timing,
 )
-from .._events import Event, EventSourceMeta
+from .._events import Event
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
@@ -281,32 +281,20 @@ class RunContext(Protocol):
     @property
     def approvals(self) -> ApprovalPort: ...
 
-    async def emit(self, event: Event) -> None:
-        """Publish an event (the core stamps meta; ordinary events may wait under blocking backpressure)."""
-        ...
+    def emit(self, event: Event) -> Awaitable[None]:
+        """Publish an event: ``await ctx.emit(event)``.
 
-    def emit_nowait(self, event: Event) -> bool:
-        """Publish a content delta at once if that needs no waiting; False means ``await emit(event)`` instead.
-
-        A fast path for drivers' per-token loops; ``emit`` alone is always correct.
+        The core stamps meta; an ordinary event may wait under blocking backpressure. When the event can be
+        published at once it is, inside the call, and the awaitable returned is already finished (awaiting it costs
+        nothing), so a driver's per-token loop needs no other method.
         """
         ...
 
-    def emit_text_nowait(self, text: str, message_id: str = "", source: EventSourceMeta | None = None) -> bool:
-        """``emit_nowait(TextDelta(text=text, message_id=message_id))`` without building the payload first.
+    def emit_many(self, events: Iterable[Event]) -> Awaitable[None]:
+        """Publish ``events`` in order: ``await ctx.emit_many(events)``; the same as emitting each in turn.
 
-        The cheapest way to publish plain assistant text; ``source`` gives its provider coordinates (the
-        ``meta.source`` it would otherwise carry). False means ``await emit(TextDelta(...))`` instead.
-        """
-        ...
-
-    def emit_texts_nowait(
-        self, texts: Sequence[str], start: int = 0, message_id: str = "", source: EventSourceMeta | None = None
-    ) -> int:
-        """``emit_text_nowait`` for each of ``texts[start:]`` in order, as far as it goes without a coroutine.
-
-        Returns the index of the first text not published (``len(texts)`` when all were): publish that one with
-        ``await emit(TextDelta(...))``, then call again from the next. For a block of deltas read together.
+        For a block of text deltas read together pass ``TextDeltas(texts, message_id, meta)``: the texts are
+        published in one loop without building an event for each, as far as that needs no waiting.
         """
         ...
 

@@ -12,7 +12,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from adaptor_nb.drivers.claude._process import EOF, LINES, ClaudeProcess
+from adaptor_nb.driver._claude_family import EOF, LINES
+from adaptor_nb.driver._claude_family import ClaudeFamilyProcess as ClaudeProcess
+from adaptor_nb.drivers.claude._driver import PROFILE
 from adaptor_nb.testing._anthropic import FakeAnthropicServer
 from adaptor_nb.testing._clis import find_cli
 
@@ -29,7 +31,7 @@ async def record(out: str, prompt: str, bare: bool) -> None:
         argv += ["--replay-user-messages", "--include-partial-messages", "--permission-prompt-tool", "stdio"]
         if bare:
             argv.append("--bare")
-        proc = await ClaudeProcess.spawn(argv, cwd=tempfile.mkdtemp(), env=env, fingerprint="")
+        proc = await ClaudeProcess.spawn(argv, profile=PROFILE, cwd=tempfile.mkdtemp(), env=env, fingerprint="")
         proc.send(
             {
                 "type": "user",

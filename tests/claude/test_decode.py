@@ -10,7 +10,7 @@ from _support import json_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adaptor_nb.drivers.claude._process import decode_block
+from adaptor_nb.driver._claude_family import decode_block
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "recorded-text-deltas.jsonl"
 SESSION = "a6a072aa-71ec-4121-9a46-04422e891c15"

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from adaptor_nb import Agent, AgentFailed
+from adaptor_nb.driver._claude_family import EOF, LINES
+from adaptor_nb.driver._claude_family import ClaudeFamilyProcess as ClaudeProcess
 from adaptor_nb.drivers import claude
-from adaptor_nb.drivers.claude._process import EOF, LINES, ClaudeProcess
+from adaptor_nb.drivers.claude._driver import PROFILE
 
 # Reads stdin line by line after an optional go-ahead file appears, and answers each line with its length and tag.
 ECHO = textwrap.dedent(
@@ -43,7 +45,7 @@ async def _spawn(tmp_path: Path, gate: str) -> ClaudeProcess:
     script = tmp_path / "echo.py"
     script.write_text(ECHO)
     return await ClaudeProcess.spawn(
-        [sys.executable, str(script), gate], cwd=str(tmp_path), env=dict(os.environ), fingerprint=""
+        [sys.executable, str(script), gate], profile=PROFILE, cwd=str(tmp_path), env=dict(os.environ), fingerprint=""
     )
 
 

@@ -9,7 +9,7 @@ from _support import json_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adaptor_nb.drivers.codebuddy._process import decode_block
+from adaptor_nb.driver._claude_family import decode_block
 
 
 def expected(line: str) -> Any:

@@ -81,8 +81,8 @@ async def test_tool_call_boundaries_are_never_dropped() -> None:
 
 
 async def test_text_on_the_fast_path_is_stamped_like_every_other_event() -> None:
-    # The reference driver publishes text chunks with emit_text_nowait and falls back to emit when the buffer is
-    # half full; the consumer must not be able to tell the two apart.
+    # The reference driver publishes text chunks with emit, which publishes within the call while the buffer has room
+    # and waits when it is half full; the consumer must not be able to tell the two apart.
     gate = ref.Gate()
     sc = ref.Scenario(ref.Turn(ref.Text("abcdefghij" * 30, chunk=3), gate))
     stream = Agent(ref.Driver(scenario=sc), event_buffer=16).send("hi")

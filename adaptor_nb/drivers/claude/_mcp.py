@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...driver import MCP_CONFIG_TRANSPORTS, HostedTools, Server, mcp_config_args, required_mcp_failures
+from ...driver import HostedTools, Server, mcp_config_args
 
-TRANSPORTS = MCP_CONFIG_TRANSPORTS
-required_failures = required_mcp_failures
-
-__all__ = ["TRANSPORTS", "mcp_args", "required_failures"]
+__all__ = ["mcp_args"]
 
 
 def mcp_args(servers: tuple[Server, ...] | None, hosted: HostedTools | None) -> tuple[list[str], dict[str, str]]:

@@ -62,8 +62,7 @@ class CursorTurn:
     async def _emit(self, events: list[Event]) -> None:
         for ev in events:
             ev = mark_host_tool(ev, self.hosted)  # the Agent's own tools under their own names
-            if not self.ctx.emit_nowait(ev):
-                await self.ctx.emit(ev)
+            await self.ctx.emit(ev)
 
     async def execute(self) -> DriverOutcome:
         ctx = self.ctx

@@ -45,6 +45,7 @@ from ...driver import (
     TranscriptItem,
     Usage,
     mark_host_tool,
+    text_delta,
 )
 from ._hosted import call_host_tool, host_directives
 from ._sample import sample
@@ -333,8 +334,7 @@ class _Play:
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.START))
             for i in range(0, len(step.text), max(1, step.chunk)):
                 part = step.text[i : i + step.chunk]
-                if not ctx.emit_text_nowait(part, mid):
-                    await ctx.emit(TextDelta(text=part, message_id=mid))
+                await ctx.emit(text_delta(part, mid))
             await ctx.emit(TextDelta(message_id=mid, phase=Phase.END))
             self._turn_text = join_blocks(self._turn_text, step.text)
             self.final_text = self._turn_text

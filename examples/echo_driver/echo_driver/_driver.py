@@ -118,8 +118,7 @@ class Driver:
                 session = str(frame["id"])
             elif kind == "text":
                 parts.append(frame["text"])
-                if not ctx.emit_nowait(TextDelta(text=frame["text"])):
-                    await ctx.emit(TextDelta(text=frame["text"]))
+                await ctx.emit(TextDelta(text=frame["text"]))
                 if gate is not None:
                     held: Gate = gate
                     gate = None

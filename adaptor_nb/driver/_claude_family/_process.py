@@ -1,173 +1,103 @@
-"""One CodeBuddy Code process owned by its own reader and writer tasks; runs talk to it through queues."""
+"""One Claude-family CLI process: stdout decoded as it arrives, stdin owned by a writer task; runs read an inbox."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import json.decoder
-import re
 from collections.abc import Callable
 from typing import Any
 
-from ...driver import (
-    CLIProcess,
-    LineBuffer,
-    LineTooLong,
-    dumps_line,
-    loads_line,
-)
-from ._approvals import deny_response
+from .._jsonline import dumps_line
+from .._process import CLIProcess, LineBuffer, LineTooLong
+from ._approvals import cancelled_deny
+from ._decode import EOF, LINES, STDERR, Frame, decode_block
+from ._profile import ClaudeFamilyProfile
 
-# Kinds of inbox items (the first element of each tuple).
-LINES = 0  # (LINES, raw chunk, [Frame, ...]): decoded stdout lines
-STDERR = 1  # (STDERR, chunk)
-EOF = 2  # (EOF, return code)
-WAKE = 3  # (WAKE, owner, payload): a wake-up posted by the run that reads the inbox
-
-_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-_READ = 1 << 18
-
-# A decoded stdout line: a JSON object; the bytes of a line that is not a JSON object; or, for the commonest line
-# of all (a top-level text delta in exactly the CLI's own layout), ``(block index, text)`` without the dicts.
-Frame = dict[str, Any] | bytes | tuple[int, str]
-
-# The compact layout of a top-level text delta. Only a line that matches it whole takes the short cut;
-# the text itself is decoded by the json module's own string scanner, so escapes and validation are the same.
-_DELTA_HEAD = '{"type":"stream_event","event":{"type":"content_block_delta","index":'
-_DELTA_MID = ',"delta":{"type":"text_delta","text":"'
-_DELTA_TAIL = re.compile(
-    r'\}\},"session_id":"[^"\\\x00-\x1f]*","parent_tool_use_id":null,"uuid":"[^"\\\x00-\x1f]*"\}'
-).fullmatch
 _F_SETPIPE_SZ = 1031
-# A long line whose first non-blank byte is not ``{`` is not a frame; it is not decoded (that would copy it twice).
-_BIG_LINE = 1 << 20
-_NOT_AN_OBJECT = re.compile(rb"[ \t\r]*[^{ \t\r]").match
-_ANON = re.compile(rb"anonymous_[^\"\\\s,]*").sub
-# The CLI re-runs or drops a user line written right after a ``result``; this pause keeps turns in order.
-SETTLE_AFTER_RESULT = 0.3
 
 
-def decode_block(block: bytes, waiters: dict[str, asyncio.Future[dict[str, Any]]]) -> tuple[list[Frame], str]:
-    """Decode complete stdout lines into frames (see ``Frame``), and the session id of an ``init`` line among them.
-
-    A ``control_response`` that answers one of ``waiters`` resolves it and is not passed on.
-    """
-    if len(block) > _BIG_LINE and _NOT_AN_OBJECT(block) is not None and block.find(b"\n") < 0:
-        return [block], ""  # one long line that cannot be a JSON object: passed on as it is, never decoded
-    try:
-        lines: list[str] = block.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        lines = [line.decode("utf-8", "surrogateescape") for line in block.split(b"\n")]
-    out: list[Frame] = []
-    append = out.append
-    session_id = ""
-    decode = loads_line
-    head, head_len, mid, mid_len = _DELTA_HEAD, len(_DELTA_HEAD), _DELTA_MID, len(_DELTA_MID)
-    for line in lines:
-        if not line:
-            continue
-        if line.startswith(head):
-            comma = line.find(",", head_len)
-            index = line[head_len:comma]
-            if (
-                index.isascii()
-                and index.isdigit()
-                and (index == "0" or index[0] != "0")
-                and line.startswith(mid, comma)
-            ):
-                try:
-                    text, end = _scanstring(line, comma + mid_len)
-                except ValueError:
-                    pass
-                else:
-                    if _DELTA_TAIL(line, end) is not None:
-                        append((int(index), text))
-                        continue
-        try:
-            obj = decode(line)  # exactly as json.loads reads it; over-deep nesting is a bad line, not a dead reader
-        except ValueError:
-            append(line.encode("utf-8", "surrogateescape"))
-            continue
-        if type(obj) is not dict:
-            append(line.encode("utf-8", "surrogateescape"))
-            continue
-        kind = obj.get("type")
-        if kind == "control_response" and waiters:
-            resp = obj.get("response")
-            rid = resp.get("request_id") if isinstance(resp, dict) else None
-            fut = waiters.pop(rid, None) if isinstance(rid, str) else None
-            if fut is not None and isinstance(resp, dict):
-                if not fut.done():
-                    fut.set_result(resp)
-                continue
-        elif kind == "system" and obj.get("subtype") == "init":
-            sid = obj.get("session_id")
-            if isinstance(sid, str) and sid:
-                session_id = sid
-        append(obj)
-    return out, session_id
-
-
-class CodeBuddyProcess:
-    """A live ``codebuddy-headless --input-format stream-json`` process.
+class ClaudeFamilyProcess:
+    """A live Claude-family CLI (``--input-format stream-json``).
 
     The reader task decodes stdout into frames and answers the replies to our control requests; everything else
     goes to ``inbox``, which exactly one consumer (the current run, or the settling routine) reads. The writer task
     owns stdin, so a cancelled caller can never leave half a line behind.
     """
 
-    def __init__(self, cli: CLIProcess, fingerprint: str, argv: list[str]) -> None:
+    def __init__(
+        self,
+        cli: CLIProcess,
+        fingerprint: str,
+        argv: list[str],
+        profile: ClaudeFamilyProfile,
+        max_line: int | None = None,
+    ) -> None:
         self.cli = cli
+        self.profile = profile
+        self._splitter = LineBuffer(max_line) if max_line else LineBuffer()
+        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
+        self._reading_failed = False  # stdout is no longer decoded (a line over the bound, a reader failure)
         self.fingerprint = fingerprint
         self.argv = argv
         self.inbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-        self._out: asyncio.Queue[tuple[bytes, bool] | None] = asyncio.Queue()
-        self.result_at = 0.0
+        # (line, loop time before which it may not be written) or None for the end of stdin
+        self._out: asyncio.Queue[tuple[bytes, float] | None] = asyncio.Queue()
+        self.result_at = -1e9  # loop time of the last ``result`` line (see ClaudeFamilyProfile.settle_after_result)
         self.secrets: tuple[bytes, ...] = ()
-        self.init_info: dict[str, Any] = {}
+        self.redacting = False  # output passes through ``redact`` (secrets, or the profile's own redaction)
+        self.init_info: dict[str, Any] = {}  # the reply to the profile's initialize request
+        self.num_turns_total = 0  # the CLI's num_turns counts every step since the process started
         self._waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._seq = 0
+        self._writing = False  # the writer holds a line it has not finished draining
+        self._closing = False  # stdin is to be closed: later lines are queued behind the end, never written
         self.session_id = ""
         self.cost_total = 0.0
-        self.num_turns_total = 0  # the CLI's num_turns counts every step since the process started
         self.busy = False
         self.broken = False
         self.returncode: int | None = None
         self.turns_seen = 0
         self._settling: asyncio.Task[None] | None = None
-        self.splitter = LineBuffer()
-        self.overflow: LineTooLong | None = None  # set when the CLI wrote a line over the bound and was stopped
         loop = asyncio.get_running_loop()
         self.loop = loop
-        self._reader = loop.create_task(self._read(), name=f"codebuddy reader {cli.pid}")
-        self._writer = loop.create_task(self._write(), name=f"codebuddy writer {cli.pid}")
+        self._reader = loop.create_task(self._read(), name=f"{profile.name} reader {cli.pid}")
+        self._writer = loop.create_task(self._write(), name=f"{profile.name} writer {cli.pid}")
 
     @classmethod
     async def spawn(
         cls,
         argv: list[str],
         *,
+        profile: ClaudeFamilyProfile,
         cwd: str,
         env: dict[str, str],
         fingerprint: str,
         secrets: tuple[str, ...] = (),
         max_line: int | None = None,
-    ) -> CodeBuddyProcess:
+    ) -> ClaudeFamilyProcess:
         """Start the CLI (its own process group) and its reader/writer tasks; ``secrets`` are redacted from output."""
-        holder: list[CodeBuddyProcess] = []
+        holder: list[ClaudeFamilyProcess] = []
+        early: list[bytes] = []  # stdout that came before the process object was made
 
         def on_stderr(chunk: bytes) -> None:
             if holder:
-                holder[0].inbox.put_nowait((STDERR, holder[0].redact(chunk)))
+                proc = holder[0]
+                proc.inbox.put_nowait((STDERR, proc.redact(chunk) if proc.redacting else chunk))
 
-        cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr)
+        def on_stdout(chunk: bytes) -> None:
+            if holder:
+                holder[0]._stdout(chunk)
+            else:
+                early.append(chunk)
+
+        cli = await CLIProcess.start(argv, cwd=cwd, env=env, on_stderr=on_stderr, on_stdout=on_stdout)
         _widen_pipe(cli)
-        proc = cls(cli, fingerprint, argv)
-        if max_line:
-            proc.splitter = LineBuffer(max_line)  # the reader task has not run yet
+        proc = cls(cli, fingerprint, argv, profile, max_line)
         proc.secrets = tuple(sorted({v.encode() for v in secrets if len(v) >= 4}, key=len, reverse=True))
+        proc.redacting = bool(proc.secrets) or profile.redact is not None
         holder.append(proc)
+        for chunk in early:
+            proc._stdout(chunk)
         return proc
 
     # -- state -------------------------------------------------------------------------------------------
@@ -186,41 +116,52 @@ class CodeBuddyProcess:
         return same_loop and self.alive and fingerprint == self.fingerprint
 
     def stderr_tail(self) -> str:
-        return self.redact(self.cli.stderr_tail().encode()).decode("utf-8", "replace")
+        tail = self.cli.stderr_tail()
+        return self.redact(tail.encode()).decode("utf-8", "replace") if self.redacting else tail
 
     def redact(self, chunk: bytes) -> bytes:
-        """``chunk`` with every secret replaced: the CLI echoes its API key (``initialize``, ``X-User-Id``)."""
+        """``chunk`` with every secret replaced (a CLI may echo its API key, for example in ``initialize``)."""
         for secret in self.secrets:
             if secret in chunk:
                 chunk = chunk.replace(secret, b"<redacted>")
-        if b"anonymous_" in chunk:  # the account names carry the key's tail
-            chunk = _ANON(b"anonymous_<redacted>", chunk)
-        return chunk
+        hook = self.profile.redact
+        return chunk if hook is None else hook(chunk)
 
     # -- stdout ------------------------------------------------------------------------------------------
 
-    async def _read(self) -> None:
-        stream = self.cli.proc.stdout
-        assert stream is not None
-        put = self.inbox.put_nowait
-        feed = self.splitter.feed
+    def _stdout(self, chunk: bytes) -> None:
+        """A stdout chunk, as it arrives: its complete lines are decoded and go to the inbox at once (no reader
+        task between the pipe and the run). After a line over the bound or a reader failure the rest is dropped:
+        the CLI is being stopped."""
+        if self._reading_failed:
+            return
         try:
-            while True:
-                chunk = await stream.read(_READ)
-                if not chunk:
-                    break
-                blocks = feed(chunk)
-                put((LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks)))
-            rest = self.splitter.end()
-            if rest:
-                put((LINES, b"", self._decode(rest)))
+            blocks = self._splitter.feed(chunk)
+            self.inbox.put_nowait(
+                (LINES, chunk, self._decode(blocks[0]) if len(blocks) == 1 else self._decode_all(blocks))
+            )
         except LineTooLong as exc:  # the run ends with a failure naming the bound; the CLI is stopped
+            self._reading_failed = True
             self.overflow = exc
             self.broken = True
-            await self.cli.stop_reading()
-        except Exception as exc:  # a reader must never die silently: report as a broken stream
-            self.broken = True
-            put((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+            self.cli.kill_now()
+        except Exception as exc:  # a reader must never fail silently: report as a broken stream
+            self._reader_failed(exc)
+
+    def _reader_failed(self, exc: Exception) -> None:
+        self._reading_failed = True
+        self.broken = True
+        self.inbox.put_nowait((STDERR, f"\n[adaptor_nb] stdout reader failed: {type(exc).__name__}: {exc}\n".encode()))
+
+    async def _read(self) -> None:
+        """Waits for the end of stdout (the chunks go through ``_stdout``), then reports the exit."""
+        try:
+            await self.cli.stdout_closed()
+            rest = b"" if self._reading_failed else self._splitter.end()
+            if rest:
+                self.inbox.put_nowait((LINES, b"", self._decode(rest)))
+        except Exception as exc:
+            self._reader_failed(exc)
         except asyncio.CancelledError:
             # Cancelled with the CLI still running (an event loop shutting down with a Thread's process parked):
             # the process must not outlive its reader, and the wait below must not wait for ever.
@@ -232,9 +173,9 @@ class CodeBuddyProcess:
             await self.cli.wait_stderr(1.0)
             for fut in self._waiters.values():
                 if not fut.done():
-                    fut.set_exception(ConnectionError(f"codebuddy exited (code {rc}) before answering"))
+                    fut.set_exception(ConnectionError(f"{self.profile.name} exited (code {rc}) before answering"))
             self._waiters.clear()
-            put((EOF, rc))
+            self.inbox.put_nowait((EOF, rc))
 
     def _decode_all(self, blocks: list[bytes]) -> list[Frame]:
         frames: list[Frame] = []
@@ -246,9 +187,10 @@ class CodeBuddyProcess:
         frames, session_id = decode_block(block, self._waiters)
         if session_id:
             self.session_id = session_id
-        for frame in frames:
-            if type(frame) is dict and frame.get("type") == "result":
-                self.result_at = self.loop.time()
+        if self.profile.settle_after_result:
+            for frame in frames:
+                if type(frame) is dict and frame.get("type") == "result":
+                    self.result_at = self.loop.time()
         return frames
 
     # -- stdin -------------------------------------------------------------------------------------------
@@ -261,20 +203,40 @@ class CodeBuddyProcess:
                 item = await self._out.get()
                 if item is None:
                     return
-                data, is_user = item
-                if is_user:
-                    wait = self.result_at + SETTLE_AFTER_RESULT - self.loop.time()
+                self._writing = True
+                data, not_before = item
+                if not_before:
+                    wait = not_before - self.loop.time()
                     if wait > 0:
                         await asyncio.sleep(wait)
                 stdin.write(data)
                 await stdin.drain()
+                self._writing = False
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             self.broken = True
+        finally:
+            self._closing = True  # nothing is written past the writer's end
 
     def send(self, obj: dict[str, Any]) -> None:
         """Queue one JSON line for stdin (never blocks, never writes half a line)."""
-        line = dumps_line(obj)
-        self._out.put_nowait((line, obj.get("type") == "user"))
+        data = dumps_line(obj)
+        not_before = 0.0
+        settle = self.profile.settle_after_result
+        if settle and obj.get("type") == "user":
+            not_before = self.result_at + settle  # the CLI re-runs or drops a user line written sooner
+            if not_before <= self.loop.time():
+                not_before = 0.0
+        stdin = self.cli.proc.stdin
+        if not_before or self._writing or self._closing or not self._out.empty() or stdin is None or not _idle(stdin):
+            self._out.put_nowait((data, not_before))
+            return
+        # Nothing queued, nothing in flight, the pipe took everything so far: the line goes to the transport now
+        # (whole: it keeps what the pipe does not take), without waking the writer. If the pipe did not take it
+        # all, or the write failed, the writer drains (and finds the failure) before any later line is written,
+        # as when it writes the line itself.
+        stdin.write(data)
+        if not _idle(stdin):
+            self._out.put_nowait((b"", 0.0))
 
     async def control(self, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send a control request and return the CLI's ``response`` object (raises on error or timeout)."""
@@ -288,7 +250,7 @@ class CodeBuddyProcess:
         finally:
             self._waiters.pop(rid, None)
         if resp.get("subtype") == "error":
-            raise RuntimeError(f"codebuddy refused {request.get('subtype')!r}: {resp.get('error')}")
+            raise RuntimeError(f"{self.profile.name} refused {request.get('subtype')!r}: {resp.get('error')}")
         body = resp.get("response")
         return body if isinstance(body, dict) else {}
 
@@ -320,7 +282,7 @@ class CodeBuddyProcess:
                                 if type(frame) is dict and frame.get("type") == "result":
                                     self.busy = False
                                 elif type(frame) is dict and frame.get("type") == "control_request":
-                                    self.send(_deny_response(frame))
+                                    self.send(cancelled_deny(frame, self.profile))
                 with contextlib.suppress(BaseException):
                     await interrupt
             if self.busy or not self.alive:
@@ -342,6 +304,7 @@ class CodeBuddyProcess:
             self._settling.cancel()
             with contextlib.suppress(BaseException):
                 await self._settling
+        self._closing = True
         self._out.put_nowait(None)
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(asyncio.shield(self._writer), 0.5)
@@ -374,10 +337,12 @@ def _widen_pipe(cli: CLIProcess) -> None:
         pass
 
 
+def _idle(stdin: asyncio.StreamWriter) -> bool:
+    """Whether a line can go to ``stdin``'s transport at once: it is open and holds nothing unwritten."""
+    transport = stdin.transport
+    return not transport.is_closing() and transport.get_write_buffer_size() == 0
+
+
 def _consume(task: asyncio.Task[Any]) -> None:
     if not task.cancelled():
         task.exception()
-
-
-def _deny_response(frame: dict[str, Any]) -> dict[str, Any]:
-    return deny_response(frame, "the run that asked was cancelled")

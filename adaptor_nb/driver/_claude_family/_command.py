@@ -1,4 +1,4 @@
-"""The argv, environment and working directory of one Claude Code process, and the fingerprint that decides reuse."""
+"""The argv, environment and working directory of one Claude-family process, and the fingerprint that decides reuse."""
 
 from __future__ import annotations
 
@@ -6,23 +6,23 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...driver import (
-    ConfigError,
-    FeatureLevel,
-    Invocation,
-    SandboxLevel,
-    check_bearer_envs,
-)
-from ._config import Config
-from ._mcp import mcp_args
+from ..._enums import FeatureLevel, SandboxLevel
+from ..._errors import ConfigError
+from .._hosted import HostedTools
+from .._mcp import check_bearer_envs
+from .._spi import Invocation
+from ._config import ClaudeFamilyConfig
+from ._profile import ClaudeFamilyProfile
 
 # The CLI tools that cannot change files or run programs; a read-only run is offered only these.
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "WebFetch", "WebSearch", "AskUserQuestion")
-# Environment variables of an enclosing Claude Code session that would confuse a child CLI.
-_STRIPPED_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT")
+
+# How a driver turns MCP servers and host tools into CLI arguments and a private environment of their secrets.
+McpArgs = Callable[[Any, HostedTools | None], tuple[list[str], dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -75,17 +75,19 @@ def cli_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def instructions_for(config: Config, inv: Invocation) -> str:
+def instructions_for(config: ClaudeFamilyConfig, inv: Invocation) -> str:
     """Config-level instructions followed by the run's own."""
     parts = [p.strip() for p in (config.instructions, inv.instructions) if p and p.strip()]
     return "\n\n".join(parts)
 
 
-def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
+def build_launch(
+    config: ClaudeFamilyConfig, command: list[str], inv: Invocation, profile: ClaudeFamilyProfile, mcp_args: McpArgs
+) -> Launch:
     """Turn the configuration and one invocation into a Launch; raises ConfigError for an unusable workspace."""
     cwd = inv.workspace or config.cwd or os.getcwd()
     if not os.path.isdir(cwd):
-        raise ConfigError(f"claude: the workspace {cwd!r} is not a directory", option="workspace")
+        raise ConfigError(f"{profile.name}: the workspace {cwd!r} is not a directory", option="workspace")
     argv = [
         *command,
         "--input-format",
@@ -93,9 +95,7 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
         "--output-format",
         "stream-json",
         "--verbose",
-        "--replay-user-messages",
-        "--permission-prompt-tool",
-        "stdio",
+        *profile.protocol_args,
     ]
     if config.partial_messages:
         argv.append("--include-partial-messages")
@@ -108,8 +108,7 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
         argv += ["--max-turns", str(config.max_turns_per_run)]
     if config.permission_mode != "default":
         argv += ["--permission-mode", config.permission_mode]
-    if config.bare:
-        argv.append("--bare")
+    argv += config.own_flags()
     instructions = instructions_for(config, inv)
     if instructions:
         argv += ["--append-system-prompt", instructions]
@@ -132,11 +131,13 @@ def build_launch(config: Config, command: list[str], inv: Invocation) -> Launch:
     mcp_argv, mcp_secrets = mcp_args(inv.mcp, inv.tools)
     argv += mcp_argv
     argv += config.extra_args
-    env = {k: v for k, v in os.environ.items() if k not in _STRIPPED_ENV}
+    stripped = profile.stripped_env
+    env = {k: v for k, v in os.environ.items() if k not in stripped}
+    env.update(profile.silent_env)
     env.update(config.env)
     env.update(inv.env)
     env.update(config.secret_env)
-    check_bearer_envs(inv.mcp or (), env, "claude")
+    check_bearer_envs(inv.mcp or (), env, profile.name)
     env.update(mcp_secrets)  # the values the --mcp-config JSON names as ${VAR}: never on the command line
     digest = hashlib.sha256()
     digest.update(json.dumps([argv, os.path.realpath(cwd)]).encode())
@@ -161,21 +162,27 @@ class Launches:
     mutable data), as is one whose workspace is not a directory (so it fails as before).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, profile: ClaudeFamilyProfile, mcp_args: McpArgs) -> None:
         self._last: tuple[tuple[Any, ...], Launch] | None = None
+        self.profile = profile
+        self.mcp_args = mcp_args
 
-    def build(self, config: Config, command: list[str], inv: Invocation, config_key: tuple[Any, ...]) -> Launch:
+    def build(
+        self, config: ClaudeFamilyConfig, command: list[str], inv: Invocation, config_key: tuple[Any, ...]
+    ) -> Launch:
         """The Launch for this send; ``config_key`` is ``config_key(config)``, taken by the caller already."""
         key = _inputs(config, command, inv, config_key)
         last = self._last
         if key is not None and last is not None and last[0] == key:
             return last[1]
-        launch = build_launch(config, command, inv)
+        launch = build_launch(config, command, inv, self.profile, self.mcp_args)
         self._last = None if key is None else (key, launch)
         return launch
 
 
-def _inputs(config: Config, command: list[str], inv: Invocation, config_key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def _inputs(
+    config: ClaudeFamilyConfig, command: list[str], inv: Invocation, config_key: tuple[Any, ...]
+) -> tuple[Any, ...] | None:
     if inv.output_schema is not None or inv.mcp or inv.tools is not None:
         return None
     cwd = inv.workspace or config.cwd or os.getcwd()
@@ -200,18 +207,7 @@ def _inputs(config: Config, command: list[str], inv: Invocation, config_key: tup
     )
 
 
-def config_fingerprint(config: Config) -> str:
+def config_fingerprint(config: ClaudeFamilyConfig) -> str:
     """What about the configuration makes a saved session incompatible (no secrets, no paths to binaries)."""
-    data = {
-        "driver": "claude",
-        "bare": config.bare,
-        "permission_mode": config.permission_mode,
-        "allowed_tools": sorted(config.allowed_tools),
-        "disallowed_tools": sorted(config.disallowed_tools),
-        "add_dirs": list(config.add_dirs),
-        "extra_args": list(config.extra_args),
-        "instructions": config.instructions,
-        "effort": config.effort,
-        "max_turns_per_run": config.max_turns_per_run,
-    }
-    return "claude:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]
+    data = config.fingerprint_fields()
+    return f"{config.DRIVER}:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]

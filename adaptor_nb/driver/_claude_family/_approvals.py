@@ -1,19 +1,22 @@
-"""Claude's ``can_use_tool`` requests as ApprovalSpecs, and decisions as the CLI's ``control_response`` lines."""
+"""``can_use_tool`` requests of a Claude-family CLI as ApprovalSpecs, and decisions as ``control_response`` lines.
+
+Claude Code reads ``{behavior, message, updatedInput}``; a profile with ``allowed_key`` (CodeBuddy Code) reads
+``{allowed, reason, interrupt, updatedInput, tool_use_id}`` and takes anything else (such as ``behavior``) as a deny.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ...driver import (
-    ApprovalKind,
-    ApprovalSpec,
-    Choice,
-    Decision,
-)
+from ..._approvals import Choice, Decision
+from ..._enums import ApprovalKind
+from .._spi import ApprovalSpec
+from ._profile import ClaudeFamilyProfile
 
 PLAN_TOOL = "ExitPlanMode"
 QUESTION_TOOL = "AskUserQuestion"
+DEFER_TOOL = "DeferExecuteTool"
 
 
 def _summary(tool: str, request: dict[str, Any], tool_input: dict[str, Any]) -> str:
@@ -53,13 +56,25 @@ def _options(question: dict[str, Any]) -> tuple[Choice, ...]:
     return tuple(out)
 
 
-def approval_spec(frame: dict[str, Any]) -> ApprovalSpec:
-    """The ApprovalSpec for one ``control_request`` of subtype ``can_use_tool``."""
+def unwrap(tool: str, tool_input: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool really asked for: a ``DeferExecuteTool`` call names it in ``toolName`` with ``params``."""
+    if tool == DEFER_TOOL and isinstance(tool_input.get("toolName"), str):
+        params = tool_input.get("params")
+        return str(tool_input["toolName"]), params if isinstance(params, dict) else {}
+    return tool, tool_input
+
+
+def approval_spec(
+    frame: dict[str, Any], profile: ClaudeFamilyProfile, plan: str = "", plan_path: str = ""
+) -> ApprovalSpec:
+    """The ApprovalSpec for one ``control_request`` of subtype ``can_use_tool``.
+
+    ``plan`` is the text of a plan file the CLI wrote before ExitPlanMode, when the tool itself carries none.
+    """
     request = frame.get("request") if isinstance(frame.get("request"), dict) else {}
     assert isinstance(request, dict)
-    tool = str(request.get("tool_name") or "")
     raw_input = request.get("input")
-    tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+    tool, tool_input = unwrap(str(request.get("tool_name") or ""), raw_input if isinstance(raw_input, dict) else {})
     tool_use_id = str(request.get("tool_use_id") or "")
     request_id = str(frame.get("request_id") or "")
     details: dict[str, Any] = {"tool_name": tool, "input": tool_input}
@@ -67,28 +82,30 @@ def approval_spec(frame: dict[str, Any]) -> ApprovalSpec:
         if key in request:
             details[key] = request[key]
     if tool == PLAN_TOOL:
-        plan = tool_input.get("plan")
-        details["plan"] = plan if isinstance(plan, str) else ""
+        given = tool_input.get("plan")
+        details["plan"] = plan or (given if isinstance(given, str) else "")
+        if plan_path:
+            details["plan_path"] = plan_path
         return ApprovalSpec(
             kind=ApprovalKind.PLAN_REVIEW,
             title="Review the plan",
             tool_call_id=tool_use_id,
             details=details,
-            source="claude.exit_plan_mode",
+            source=f"{profile.name}.exit_plan_mode",
             provider_request_id=request_id,
         )
     if tool == QUESTION_TOOL:
         questions = _questions(tool_input)
         details["questions"] = questions
         first = questions[0] if questions else {}
-        title = str(first.get("question") or "Claude has a question")
+        title = str(first.get("question") or f"{profile.short} has a question")
         return ApprovalSpec(
             kind=ApprovalKind.QUESTION,
             title=title,
             tool_call_id=tool_use_id,
             choices=_options(first),
             details=details,
-            source="claude.ask_user_question",
+            source=f"{profile.name}.ask_user_question",
             provider_request_id=request_id,
         )
     name = str(request.get("display_name") or tool)
@@ -98,7 +115,7 @@ def approval_spec(frame: dict[str, Any]) -> ApprovalSpec:
         title=f"{name}: {summary}" if summary else name,
         tool_call_id=tool_use_id,
         details=details,
-        source="claude.can_use_tool",
+        source=f"{profile.name}.can_use_tool",
         provider_request_id=request_id,
     )
 
@@ -114,25 +131,67 @@ def _answers(tool_input: dict[str, Any], answer: str) -> dict[str, str]:
     return {str(q.get("question", "")): answer for q in questions} or {"": answer}
 
 
-def decision_response(frame: dict[str, Any], decision: Decision) -> dict[str, Any]:
-    """The ``control_response`` line that gives ``decision`` back to the CLI."""
+def _request(frame: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     request = frame.get("request") if isinstance(frame.get("request"), dict) else {}
     assert isinstance(request, dict)
     raw_input = request.get("input")
-    tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-    body: dict[str, Any]
-    if decision.action == "approve":
-        body = {"behavior": "allow", "updatedInput": tool_input}
-    elif decision.action == "answer":
-        body = {"behavior": "allow", "updatedInput": {**tool_input, "answers": _answers(tool_input, decision.answer)}}
-    else:
-        body = {"behavior": "deny", "message": decision.reason or "The user denied this request."}
-        if decision.interrupt:
-            body["interrupt"] = True
+    return request, raw_input if isinstance(raw_input, dict) else {}
+
+
+def _allow(tool_input: dict[str, Any], profile: ClaudeFamilyProfile) -> dict[str, Any]:
+    return (
+        {"allowed": True, "updatedInput": tool_input}
+        if profile.allowed_key
+        else {
+            "behavior": "allow",
+            "updatedInput": tool_input,
+        }
+    )
+
+
+def _deny(reason: str, interrupt: bool, profile: ClaudeFamilyProfile) -> dict[str, Any]:
+    if profile.allowed_key:
+        return {"allowed": False, "reason": reason, "interrupt": interrupt}
+    body: dict[str, Any] = {"behavior": "deny", "message": reason}
+    if interrupt:
+        body["interrupt"] = True
+    return body
+
+
+def _reply(
+    frame: dict[str, Any], request: dict[str, Any], body: dict[str, Any], profile: ClaudeFamilyProfile
+) -> dict[str, Any]:
+    if profile.allowed_key:
+        body["tool_use_id"] = request.get("tool_use_id", "")
     return {
         "type": "control_response",
         "response": {"subtype": "success", "request_id": frame.get("request_id", ""), "response": body},
     }
+
+
+def decision_response(frame: dict[str, Any], decision: Decision, profile: ClaudeFamilyProfile) -> dict[str, Any]:
+    """The ``control_response`` line that gives ``decision`` back to the CLI."""
+    request, tool_input = _request(frame)
+    if decision.action == "approve":
+        body = _allow(tool_input, profile)
+    elif decision.action == "answer":
+        body = _allow({**tool_input, "answers": _answers(tool_input, decision.answer)}, profile)
+    else:
+        reason = decision.reason or "The user denied this request."
+        body = _deny(reason, decision.interrupt, profile)
+    return _reply(frame, request, body, profile)
+
+
+def allow_response(frame: dict[str, Any], profile: ClaudeFamilyProfile) -> dict[str, Any]:
+    """The ``control_response`` that allows a request without asking (a host tool that needs no approval)."""
+    request, tool_input = _request(frame)
+    return _reply(frame, request, _allow(tool_input, profile), profile)
+
+
+def cancelled_deny(frame: dict[str, Any], profile: ClaudeFamilyProfile) -> dict[str, Any]:
+    """A deny, with interrupt, for a request nobody will answer any more (its run was cancelled)."""
+    request, _ = _request(frame)
+    return _reply(frame, request, _deny("the run that asked was cancelled", True, profile), profile)
 
 
 def error_response(request_id: str, message: str) -> dict[str, Any]:
