@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 
 from .._errors import InvalidDriverConfigError
 from . import _tap
-from ._process import MAX_LINE_BYTES, MIN_LINE_BYTES
+
+MAX_LINE_BYTES = 64 << 20  # the default bound of one stdout line (CommonConfig.max_line_bytes)
+MIN_LINE_BYTES = 1 << 20  # the smallest bound accepted: above every read size of the process reader (64 KiB)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ def _which(name: str) -> str | None:
     found = _FOUND.get(key)
     if found is not None and os.access(found, os.X_OK) and not os.path.isdir(found):
         return found
+    import shutil  # loaded when a CLI is looked up, not with the driver door
+
     found = shutil.which(name)
     if found is None:
         _FOUND.pop(key, None)

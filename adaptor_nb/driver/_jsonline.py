@@ -14,17 +14,46 @@ beyond 64 bits) goes to ``json.dumps``, which raises TypeError for what is not J
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 
-_decode: Callable[[str], Any] = msgspec.json.Decoder().decode
-_DecodeError = msgspec.DecodeError
-_loads = json.loads
-_encode: Callable[[Any], bytes] = msgspec.json.Encoder().encode
-_dumps: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _load_codecs() -> None:
+    """Bind the codecs on first use, so importing the driver door does not load msgspec or json."""
+    global _decode, _DecodeError, _EncodeError, _loads, _encode, _dumps
+    import json
+
+    import msgspec
+
+    _decode = msgspec.json.Decoder().decode
+    _DecodeError = msgspec.DecodeError
+    _EncodeError = msgspec.EncodeError
+    _loads = json.loads
+    _encode = msgspec.json.Encoder().encode
+    _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _first_decode(line: str) -> Any:
+    _load_codecs()
+    return _decode(line)
+
+
+def _first_encode(obj: Any) -> bytes:
+    _load_codecs()
+    return _encode(obj)
+
+
+class _Unset(Exception):
+    """Stands for the codec errors until the codecs are loaded (nothing raises it)."""
+
+
+# Hot paths read these globals; the first call through ``_first_*`` rebinds them all to the real codecs.
+_decode: Callable[[str], Any] = _first_decode
+_DecodeError: type[Exception] = _Unset
+_EncodeError: type[Exception] = _Unset
+_loads: Callable[[str], Any] = _first_decode
+_encode: Callable[[Any], bytes] = _first_encode
+_dumps: Callable[[Any], str] = str
 
 
 def loads_line(line: str) -> Any:
@@ -43,5 +72,5 @@ def dumps_line(obj: Any) -> bytes:
     """``obj`` as one line of compact JSON in UTF-8, newline included (see the module notes for floats)."""
     try:
         return _encode(obj) + b"\n"
-    except (TypeError, OverflowError, msgspec.EncodeError):
+    except (TypeError, OverflowError, _EncodeError):
         return _dumps(obj).encode() + b"\n"

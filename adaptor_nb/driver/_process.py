@@ -19,18 +19,18 @@ import signal
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
-
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from .._enums import FailureReason
 from . import _standin, _tap
+from ._config import MAX_LINE_BYTES
 from ._jsonline import dumps_line
 from ._spi import DriverFailure
 
+if TYPE_CHECKING:
+    import psutil
+
 READ_CHUNK = 1 << 16
-MAX_LINE_BYTES = 64 << 20  # the default bound of one stdout line (CommonConfig.max_line_bytes)
-MIN_LINE_BYTES = 1 << 20  # the smallest bound accepted: above every read size, so the bound is exact
 STDERR_TAIL_BYTES = 8192
 EXIT_GRACE = 2.0
 _PROC_FD = "/proc/self/fd"
@@ -183,6 +183,8 @@ def _pipe_holders(inodes: set[int]) -> list[psutil.Process]:
     """Other processes with one of these pipes open (Linux /proc; empty elsewhere)."""
     if not inodes or not os.path.isdir(_PROC_FD):
         return []
+    import psutil  # loaded when a close has pipes to look for, not with the driver door
+
     wanted = {f"pipe:[{ino}]" for ino in inodes}
     me = os.getpid()
     found: list[psutil.Process] = []
@@ -421,12 +423,16 @@ class CLIProcess:
 
     def track(self) -> None:
         """Remember the CLI's current descendants, so ones that leave the process group can still be killed."""
+        import psutil
+
         with contextlib.suppress(psutil.Error):
             for child in psutil.Process(self.proc.pid).children(recursive=True):
                 self._tracked.setdefault(child.pid, child)
 
     def _signal_leftovers(self, sig: int) -> None:
         """Signal every tracked descendant and every other holder of the CLI's pipes that is still running."""
+        import psutil
+
         targets = dict(self._tracked)
         if self._protocol is None or self._protocol.open_pipes:  # scanning /proc only when a pipe is still held
             targets.update((p.pid, p) for p in _pipe_holders(self._pipes))

@@ -45,3 +45,32 @@ def test_what_the_fast_encoder_refuses_is_written_as_json_writes_it() -> None:
         dumps_line({"x": object()})
     with pytest.raises(UnicodeEncodeError):
         dumps_line("\ud800")  # a lone surrogate cannot be written as UTF-8, as with json.dumps(...).encode()
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "loads_line('{\"a\": NaN}')",  # msgspec refuses NaN: the json fallback
+        "loads_line('[' * 100000 + ']' * 100000)",  # too deep for both
+        "dumps_line({True: 1})",  # msgspec refuses a bool key: the json fallback
+        "dumps_line({'a': [1, 'é']})",
+    ],
+)
+def test_the_codecs_load_on_first_use_and_the_first_call_takes_every_path(first: str) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom adaptor_nb.driver._jsonline import dumps_line, loads_line\n"
+        "assert 'msgspec' not in sys.modules and 'json' not in sys.modules\n"
+        f"try:\n    print(repr({first}))\nexcept ValueError as e:\n    print('ValueError', e)\n"
+        "print(loads_line('{\"b\": 2}'), dumps_line([1]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    expected = {
+        "loads_line('{\"a\": NaN}')": "{'a': nan}",
+        "loads_line('[' * 100000 + ']' * 100000)": "ValueError nested too deeply to decode",
+        "dumps_line({True: 1})": repr(b'{"true":1}\n'),
+        "dumps_line({'a': [1, 'é']})": repr('{"a":[1,"é"]}\n'.encode()),
+    }[first]
+    assert out == [expected, "{'b': 2} b'[1]\\n'"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..._enums import FeatureLevel, MessageFailure, SandboxLevel
 from ..._errors import ConfigError, InvalidDriverConfigError, ResumeRejectedError
@@ -35,23 +35,25 @@ from .._spi import (
 )
 from ._command import Launch, Launches, config_fingerprint
 from ._config import ClaudeFamilyConfig, config_key
-from ._process import ClaudeFamilyProcess
 from ._profile import ClaudeFamilyProfile
-from ._run import ClaudeFamilyRun, spawn_event
+
+if TYPE_CHECKING:
+    from ._process import ClaudeFamilyProcess
+    from ._run import ClaudeFamilyRun
 
 
 class ClaudeFamilyDriver:
     """One persistent Claude-family process per Thread, stream-json on both sides.
 
     Class attributes a CLI's driver sets: ``CONFIG`` (its Config class), ``PROFILE``, ``TRANSLATOR`` (the
-    translator class) and ``RUN`` (``ClaudeFamilyRun`` or the driver's own subclass); ``MESSAGES`` follows from
-    the profile.
+    translator class) and ``RUN`` (the driver's own ``ClaudeFamilyRun`` subclass, or None for ``ClaudeFamilyRun``);
+    ``MESSAGES`` follows from the profile. The process and run machinery load with the first run, not with the class.
     """
 
     CONFIG: ClassVar[type[ClaudeFamilyConfig]]
     PROFILE: ClassVar[ClaudeFamilyProfile]
     TRANSLATOR: ClassVar[type[ClaudeLikeTranslator]]
-    RUN: ClassVar[type[ClaudeFamilyRun]] = ClaudeFamilyRun
+    RUN: ClassVar[type[ClaudeFamilyRun] | None] = None
     MESSAGES: ClassVar[MessageCapabilities]
 
     def __init_subclass__(cls) -> None:
@@ -147,7 +149,9 @@ class ClaudeFamilyDriver:
         slot = None if inv.spawn else inv.slot
         grace = self.config.grace_period
         proc, resumed = await self._acquire(slot, launch, inv, grace)
-        run = self.RUN(
+        from ._run import ClaudeFamilyRun, spawn_event
+
+        run = (self.RUN or ClaudeFamilyRun)(
             proc,
             ctx,
             inv,
@@ -207,6 +211,8 @@ class ClaudeFamilyDriver:
         Returns the process and, for a new process, the session id it resumes ("" for a fresh session).
         """
         wanted = inv.resume.session_id if inv.resume is not None else ""
+        from ._process import ClaudeFamilyProcess
+
         old = parked(slot, ClaudeFamilyProcess)
         if slot is not None and old is not None:
             if (
@@ -230,6 +236,8 @@ class ClaudeFamilyDriver:
 
     async def _start(self, argv: list[str], cwd: str, env: dict[str, str], fingerprint: str) -> ClaudeFamilyProcess:
         """Start the CLI, and send the profile's ``initialize`` (its answer is awaited when a run first needs it)."""
+        from ._process import ClaudeFamilyProcess
+
         name = self.PROFILE.name
         try:
             proc = await ClaudeFamilyProcess.spawn(
@@ -299,6 +307,8 @@ class ClaudeFamilyDriver:
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the CLI offers, read from its ``initialize`` reply (no model request is made)."""
+        from ._process import ClaudeFamilyProcess
+
         self.config.validate()
         argv = [*self.command(), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
         argv += self.PROFILE.list_models_args
