@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project and its tests need into the repo: a virtualenv in .venv (the package with all
-# extras), the pinned agent CLIs in .cache/npm, and Debian's chromium for browser tests. Safe to run again.
+# extras), the pinned agent CLIs in .cache/npm, Debian's chromium for browser tests and Debian's postgresql for the
+# Postgres thread store tests (a throwaway server each run). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -20,6 +21,17 @@ if [ "$MINIMAL" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The thread store tests start a throwaway PostgreSQL server from Debian's binaries (/usr/lib/postgresql/*/bin).
+if [ "$MINIMAL" != 1 ] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== installing Debian postgresql"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "warning: PostgreSQL is missing and this is not root; the Postgres store tests will fail: apt-get install postgresql" >&2
+  fi
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
   python3 -m venv .venv
@@ -30,7 +42,7 @@ if [ "$MINIMAL" = 1 ]; then
   .venv/bin/python -m pip install -q -e ".[demo]"
 else
   echo "== installing adaptor_nb with all extras"
-  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools]"
+  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools,postgres]"
 fi
 
 if [ "$MINIMAL" = 1 ]; then

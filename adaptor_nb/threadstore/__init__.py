@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING
 
 from .._naming import lazy_exports
 
-# public name -> defining module (SQLiteStore loads sqlite3 only when used)
+# public name -> defining module (SQLiteStore loads sqlite3, PostgresStore psycopg, only when used)
 _PUBLIC: dict[str, str] = {
     "FinalizeRequest": "._protocol",
     "HistoryEntry": "._protocol",
     "Lease": "._protocol",
     "MemoryStore": "._memory",
+    "Postgres": "._postgres",
+    "PostgresStore": "._postgres",
     "SQLiteStore": "._sqlite",
     "Store": "._protocol",
     "ThreadRecord": "._protocol",
@@ -21,6 +23,8 @@ _PUBLIC: dict[str, str] = {
 if TYPE_CHECKING:
     from ._errors import ThreadStoreError as ThreadStoreError
     from ._memory import MemoryStore as MemoryStore
+    from ._postgres import Postgres as Postgres
+    from ._postgres import PostgresStore as PostgresStore
     from ._protocol import FinalizeRequest as FinalizeRequest
     from ._protocol import HistoryEntry as HistoryEntry
     from ._protocol import Lease as Lease

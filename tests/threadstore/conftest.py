@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from adaptor_nb.threadstore import SQLiteStore
+from adaptor_nb.threadstore import PostgresStore, SQLiteStore
+
+from .pg_cluster import Cluster
 
 HERE = Path(__file__).parent
 WORKER = HERE / "store_worker.py"
@@ -132,3 +134,25 @@ def sqlite_factory(tmp_path: Path) -> Iterator[Callable[[], SQLiteStore]]:
     yield make
     for store in made:
         store.close()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL server for the whole session (fails, naming the package, if it is not installed)."""
+    cluster = Cluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def pg_factory(pg_cluster: Cluster) -> Callable[..., PostgresStore]:
+    """Fresh Postgres stores, each in a schema of its own on the session's server (closed by their users)."""
+
+    def make(**kwargs: Any) -> PostgresStore:
+        kwargs.setdefault("schema", f"t_{uuid.uuid4().hex}")
+        return PostgresStore(pg_cluster.dsn(), **kwargs)
+
+    return make

@@ -1,0 +1,242 @@
+"""The PostgreSQL store's transactions: leases on the database clock, the atomic finalize, records in bulk."""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ThreadBusyError, ThreadLeaseLostError
+from ._codec import checkpoint_from_row, checkpoint_to_row, dump_json, history_from_row, history_to_row, load_json
+from ._holder import Holder, is_gone
+from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+PAGE = 500  # records loaded per round of queries by list()
+
+_NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
+_THREAD_COLUMNS = "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
+_CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
+
+
+async def _now(conn: AsyncConnection[Any]) -> float:
+    """The database server's clock, in epoch seconds: the one clock every host shares."""
+    row = await (await conn.execute(_NOW)).fetchone()
+    assert row is not None
+    return float(row[0])
+
+
+async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl: float, me: Holder) -> Lease:
+    for _ in range(3):
+        async with conn.transaction():
+            cur = await conn.execute(
+                f"SELECT owner, expires_at, holder_host, holder_pid, holder_started FROM {s}.leases "
+                "WHERE key = %s FOR UPDATE",
+                (key,),
+            )
+            row = await cur.fetchone()
+            now = await _now(conn)
+            took_over = ""
+            if row is not None and row[1] > now and row[0] != owner:
+                holder = Holder(host=row[2], pid=row[3], started=row[4])
+                if not is_gone(holder):
+                    raise ThreadBusyError(
+                        f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
+                        f"{row[1] - now:.1f}s; wait for that run to finish, or use another thread key",
+                        key=key,
+                        details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
+                    )
+                took_over = f"{row[0]} ({holder.describe()}, now gone)"
+            token = secrets.token_hex(16)
+            values = (owner, token, now + ttl, now, me.host, me.pid, me.started, key)
+            if row is not None:
+                await conn.execute(
+                    f"UPDATE {s}.leases SET owner = %s, token = %s, expires_at = %s, acquired_at = %s, "
+                    "holder_host = %s, holder_pid = %s, holder_started = %s WHERE key = %s",
+                    values,
+                )
+            else:
+                cur = await conn.execute(
+                    f"INSERT INTO {s}.leases (owner, token, expires_at, acquired_at, holder_host, holder_pid, "
+                    "holder_started, key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING "
+                    "RETURNING key",
+                    values,
+                )
+                if await cur.fetchone() is None:
+                    continue  # another process inserted the lease meanwhile: look again, now that its row exists
+            return Lease(key=key, owner=owner, token=token, expires_at=now + ttl, took_over=took_over)
+    raise ThreadBusyError(f"thread {key!r} is busy: other owners keep taking its lease; try again", key=key)
+
+
+async def _validate(conn: AsyncConnection[Any], s: str, lease: Lease) -> float:
+    """Lock the lease row and check it is still ``lease``; returns the database time."""
+    cur = await conn.execute(f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,))
+    row = await cur.fetchone()
+    now = await _now(conn)
+    if row is None:
+        why = "it was released or never taken"
+    elif row[0] != lease.owner or row[1] != lease.token:
+        why = f"owner {row[0]!r} holds it now"
+    elif row[2] <= now:
+        why = f"it expired {now - row[2]:.1f}s ago"
+    else:
+        return now
+    raise ThreadLeaseLostError(f"lease on thread {lease.key!r} held by {lease.owner!r} was lost: {why}", key=lease.key)
+
+
+async def renew(conn: AsyncConnection[Any], s: str, lease: Lease, ttl: float) -> Lease:
+    async with conn.transaction():
+        now = await _validate(conn, s, lease)
+        await conn.execute(f"UPDATE {s}.leases SET expires_at = %s WHERE key = %s", (now + ttl, lease.key))
+    return Lease(key=lease.key, owner=lease.owner, token=lease.token, expires_at=now + ttl)
+
+
+async def release(conn: AsyncConnection[Any], s: str, lease: Lease) -> None:
+    await conn.execute(f"DELETE FROM {s}.leases WHERE key = %s AND token = %s", (lease.key, lease.token))
+
+
+async def finalize(conn: AsyncConnection[Any], s: str, lease: Lease, request: FinalizeRequest) -> ThreadRecord:
+    async with conn.transaction():
+        now = await _validate(conn, s, lease)
+        old = (await _load(conn, s, [lease.key])).get(lease.key)
+        new = merge_record(old, lease.key, request, now)
+        await _save(conn, s, old, new)
+    return new
+
+
+async def resolve(conn: AsyncConnection[Any], s: str, key: str) -> ThreadRecord | None:
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return (await _load(conn, s, [key])).get(key)
+
+
+async def list_records(conn: AsyncConnection[Any], s: str) -> list[ThreadRecord]:
+    """Every record, newest first, read from one snapshot a page of records per round of queries."""
+    out: list[ThreadRecord] = []
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        cur = await conn.execute(f"SELECT key FROM {s}.threads ORDER BY updated_at DESC, key")
+        keys = [row[0] for row in await cur.fetchall()]
+        for start in range(0, len(keys), PAGE):
+            page = keys[start : start + PAGE]
+            records = await _load(conn, s, page)
+            out.extend(records[k] for k in page if k in records)
+    return out
+
+
+async def delete(conn: AsyncConnection[Any], s: str, key: str) -> bool:
+    async with conn.transaction():
+        cur = await conn.execute(f"DELETE FROM {s}.threads WHERE key = %s", (key,))
+        existed = cur.rowcount > 0
+        for table in ("checkpoints", "receipts", "history", "leases"):
+            await conn.execute(f"DELETE FROM {s}.{table} WHERE key = %s", (key,))
+    return existed
+
+
+# --- record rows ------------------------------------------------------------------------------------------
+
+
+async def _load(conn: AsyncConnection[Any], s: str, keys: list[str]) -> dict[str, ThreadRecord]:
+    """The records of ``keys`` (those that exist), in four queries whatever their number."""
+    cur = await conn.execute(f"SELECT key, {_THREAD_COLUMNS} FROM {s}.threads WHERE key = ANY(%s)", (keys,))
+    threads = {row[0]: row[1:] for row in await cur.fetchall()}
+    if not threads:
+        return {}
+    found = list(threads)
+    current: dict[str, Any] = {}
+    archived: dict[str, list[Any]] = {k: [] for k in found}
+    cur = await conn.execute(
+        f"SELECT key, slot, {_CHECKPOINT_COLUMNS} FROM {s}.checkpoints WHERE key = ANY(%s) ORDER BY key, slot",
+        (found,),
+    )
+    for row in await cur.fetchall():
+        cp = checkpoint_from_row(row[2:])
+        if row[1] == 0:
+            current[row[0]] = cp
+        else:
+            archived[row[0]].append(cp)
+    history: dict[str, list[Any]] = {k: [] for k in found}
+    cur = await conn.execute(
+        f"SELECT key, kind, text, at FROM {s}.history WHERE key = ANY(%s) ORDER BY key, position", (found,)
+    )
+    for row in await cur.fetchall():
+        history[row[0]].append(history_from_row(row[1:]))
+    receipts: dict[str, dict[str, float]] = {k: {} for k in found}
+    cur = await conn.execute(
+        f"SELECT key, message_id, delivered_at FROM {s}.receipts WHERE key = ANY(%s) ORDER BY key, delivered_at, seq",
+        (found,),
+    )
+    for row in await cur.fetchall():
+        receipts[row[0]][row[1]] = float(row[2])
+    out: dict[str, ThreadRecord] = {}
+    for key, (driver, fingerprint, created, updated, runs, status, run_id, usage, metadata) in threads.items():
+        out[key] = ThreadRecord(
+            key=key,
+            driver=driver,
+            fingerprint=fingerprint,
+            checkpoint=current.get(key),
+            receipts=receipts[key],
+            history=tuple(history[key]),
+            archived=tuple(archived[key]),
+            created_at=float(created),
+            updated_at=float(updated),
+            runs=int(runs),
+            last_status=status,
+            last_run_id=run_id,
+            usage=load_json(usage, {}),
+            metadata=load_json(metadata, {}),
+        )
+    return out
+
+
+async def _save(conn: AsyncConnection[Any], s: str, old: ThreadRecord | None, new: ThreadRecord) -> None:
+    """Write ``new`` over ``old``, touching only the rows that changed (receipts can number a thousand)."""
+    key = new.key
+    await conn.execute(
+        f"INSERT INTO {s}.threads (key, {_THREAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET driver = excluded.driver, fingerprint = excluded.fingerprint, "
+        "updated_at = excluded.updated_at, runs = excluded.runs, last_status = excluded.last_status, "
+        "last_run_id = excluded.last_run_id, usage = excluded.usage, metadata = excluded.metadata",
+        (
+            key,
+            new.driver,
+            new.fingerprint,
+            new.created_at,
+            new.updated_at,
+            new.runs,
+            new.last_status,
+            new.last_run_id,
+            dump_json(new.usage, "usage"),
+            dump_json(new.metadata, "thread metadata"),
+        ),
+    )
+    async with conn.cursor() as cur:
+        if old is None or old.checkpoint != new.checkpoint or old.archived != new.archived:
+            await cur.execute(f"DELETE FROM {s}.checkpoints WHERE key = %s", (key,))
+            slots = [(0, new.checkpoint)] if new.checkpoint is not None else []
+            slots += list(enumerate(new.archived, start=1))
+            if slots:
+                await cur.executemany(
+                    f"INSERT INTO {s}.checkpoints (key, slot, {_CHECKPOINT_COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(key, slot, *checkpoint_to_row(cp)) for slot, cp in slots],
+                )
+        if old is None or old.history != new.history:
+            await cur.execute(f"DELETE FROM {s}.history WHERE key = %s", (key,))
+            if new.history:
+                await cur.executemany(
+                    f"INSERT INTO {s}.history (key, position, kind, text, at) VALUES (%s, %s, %s, %s, %s)",
+                    [(key, i, *history_to_row(h)) for i, h in enumerate(new.history)],
+                )
+        before = old.receipts if old is not None else {}
+        gone = [mid for mid in before if mid not in new.receipts]
+        changed = [(key, mid, at) for mid, at in new.receipts.items() if before.get(mid) != at]
+        if gone:
+            await cur.execute(f"DELETE FROM {s}.receipts WHERE key = %s AND message_id = ANY(%s)", (key, gone))
+        if changed:
+            await cur.executemany(
+                f"INSERT INTO {s}.receipts (key, message_id, delivered_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key, message_id) DO UPDATE SET delivered_at = excluded.delivered_at",
+                changed,
+            )
