@@ -83,6 +83,8 @@ def server_error(store: str, dsn: Dsn, exc: BaseException, doing: str) -> Thread
         advice = "the user does not exist on the server: create it or name another user in the connection string"
     elif "permission denied" in low:
         advice = "the user may not create or use the store's schema: grant it, or pass another schema="
+    elif "invalid response" in low or "ssl negotiation" in low:
+        advice = "something other than a PostgreSQL server answers at that host and port: check the port"
     elif "timeout" in low or "timed out" in low or "refused" in low or "could not" in low or "closed" in low:
         advice = "the server cannot be reached: check that it is running and the host and port are right"
     else:

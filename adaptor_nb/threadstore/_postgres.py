@@ -81,10 +81,13 @@ class PostgresStore:
         from psycopg import AsyncConnection
 
         timeout = max(1, round(self.connect_timeout))
-        return await asyncio.wait_for(
-            AsyncConnection.connect(self._dsn.conninfo, autocommit=True, connect_timeout=timeout),
-            self.connect_timeout + 1,
-        )
+        try:
+            return await asyncio.wait_for(
+                AsyncConnection.connect(self._dsn.conninfo, autocommit=True, connect_timeout=timeout),
+                self.connect_timeout + 1,
+            )
+        except TimeoutError:
+            raise TimeoutError(f"no answer within the connect timeout of {self.connect_timeout:g}s") from None
 
     async def _open(self) -> AsyncConnectionPool[Any]:
         from psycopg_pool import AsyncConnectionPool

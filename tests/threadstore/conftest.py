@@ -28,9 +28,9 @@ READ_TIMEOUT = 60.0
 class Worker:
     """One store_worker.py process: JSON lines out, plain lines in."""
 
-    def __init__(self, *args: str, script: Path = WORKER) -> None:
+    def __init__(self, *args: str, script: Path = WORKER, prefix: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(script), *args],
+            [*prefix, sys.executable, str(script), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
