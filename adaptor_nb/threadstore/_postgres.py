@@ -129,6 +129,11 @@ class PostgresStore:
             async with pool.connection() as conn:
                 return await fn(conn, self._s, *args)
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError) as exc:
+            # The server went away or cannot be reached: drop the pool (whose reconnection backs off for minutes),
+            # so the next call connects afresh and works as soon as the server is back.
+            if self._pool is pool:
+                self._pool = None
+                await pool.close(timeout=1.0)
             raise self._error(exc, doing) from None
 
     async def aclose(self) -> None:
