@@ -389,11 +389,19 @@ def _resolve(conn: sqlite3.Connection, key: str) -> ThreadRecord | None:
         return _load(conn, key)
 
 
+_PAGE = 500  # records list() loads per round of queries
+
+
 def _list(conn: sqlite3.Connection) -> list[ThreadRecord]:
+    """Every record, newest first: four queries per page of records, not four per record."""
+    out: list[ThreadRecord] = []
     with _read(conn):
         keys = [row[0] for row in conn.execute("SELECT key FROM threads ORDER BY updated_at DESC, key")]
-        records = [_load(conn, key) for key in keys]
-    return [r for r in records if r is not None]
+        for start in range(0, len(keys), _PAGE):
+            page = keys[start : start + _PAGE]
+            records = _load_many(conn, page)
+            out.extend(records[k] for k in page if k in records)
+    return out
 
 
 def _delete(conn: sqlite3.Connection, key: str) -> bool:
@@ -446,6 +454,67 @@ def _load(conn: sqlite3.Connection, key: str) -> ThreadRecord | None:
         usage=load_json(usage, {}),
         metadata=load_json(metadata, {}),
     )
+
+
+def _load_many(conn: sqlite3.Connection, keys: list[str]) -> dict[str, ThreadRecord]:
+    """The records of ``keys`` (those that exist), read in four queries."""
+    marks = ",".join("?" * len(keys))
+    threads = {
+        row[0]: row[1:]
+        for row in conn.execute(f"SELECT key, {_THREAD_COLUMNS} FROM threads WHERE key IN ({marks})", keys)
+    }
+    current: dict[str, Any] = {}
+    archived: dict[str, list[Any]] = {k: [] for k in threads}
+    for row in conn.execute(
+        f"SELECT key, slot, {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE key IN ({marks}) ORDER BY key, slot", keys
+    ):
+        if row[0] in threads:
+            if row[1] == 0:
+                current[row[0]] = checkpoint_from_row(row[2:])
+            else:
+                archived[row[0]].append(checkpoint_from_row(row[2:]))
+    history: dict[str, list[Any]] = {k: [] for k in threads}
+    for row in conn.execute(
+        f"SELECT key, kind, text, at FROM history WHERE key IN ({marks}) ORDER BY key, position", keys
+    ):
+        if row[0] in threads:
+            history[row[0]].append(history_from_row(row[1:]))
+    receipts: dict[str, dict[str, float]] = {k: {} for k in threads}
+    for key, mid, at in conn.execute(
+        f"SELECT key, message_id, delivered_at FROM receipts WHERE key IN ({marks}) ORDER BY key, delivered_at, rowid",
+        keys,
+    ):
+        if key in threads:
+            receipts[key][mid] = float(at)
+    return {
+        key: ThreadRecord(
+            key=key,
+            driver=driver,
+            fingerprint=fingerprint,
+            checkpoint=current.get(key),
+            receipts=receipts[key],
+            history=tuple(history[key]),
+            archived=tuple(archived[key]),
+            created_at=float(created_at),
+            updated_at=float(updated_at),
+            runs=int(runs),
+            last_status=last_status,
+            last_run_id=last_run_id,
+            usage=load_json(usage, {}),
+            metadata=load_json(metadata, {}),
+        )
+        for key, (
+            driver,
+            fingerprint,
+            created_at,
+            updated_at,
+            runs,
+            last_status,
+            last_run_id,
+            usage,
+            metadata,
+        ) in threads.items()
+    }
 
 
 def _save(conn: sqlite3.Connection, old: ThreadRecord | None, new: ThreadRecord) -> None:
