@@ -1,7 +1,10 @@
-"""Thread store throughput: finalize and lease operations per second, SQLite next to the in-memory baseline.
+"""Thread store throughput: SQLite and PostgreSQL next to the in-memory baseline, and how both scale.
 
-Run: ``.venv/bin/python benchmarks/threadstore.py [--seconds 1.5]``. Prints one table; the memory store is the
-baseline every SQLite figure is compared with in the same run.
+Run: ``.venv/bin/python benchmarks/threadstore.py [--seconds 1.5] [--sizes 10,1000,10000] [--dsn DSN]``. Prints
+three tables from one run: operations per second of every store (the memory store is the baseline); resolve,
+checkpoint and ``list()`` with 10, 1,000 and 10,000 threads on record (SQLite is the baseline for PostgreSQL); and
+16 concurrent writers on one thread, counting lost updates. Without ``--dsn`` a throwaway PostgreSQL server is
+started on loopback from Debian's binaries (as the tests do) and removed at the end.
 """
 
 from __future__ import annotations
@@ -9,14 +12,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import platform
+import random
 import sqlite3
+import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+from adaptor_nb._errors import ThreadBusyError
 from adaptor_nb.driver import Checkpoint
-from adaptor_nb.threadstore import FinalizeRequest, HistoryEntry, MemoryStore, SQLiteStore, Store
+from adaptor_nb.threadstore import FinalizeRequest, HistoryEntry, MemoryStore, PostgresStore, SQLiteStore, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITERS = 16
+WRITES_EACH = 25
 
 Op = Callable[[int], Awaitable[object]]
 
@@ -83,13 +95,14 @@ async def scenarios(store: Store) -> dict[str, Op]:
     }
 
 
-async def run(seconds: float) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="adaptor_nb-bench-"))
-    stores: dict[str, Callable[[], Store]] = {
-        "memory (baseline)": MemoryStore,
-        "sqlite NORMAL": lambda: SQLiteStore(tmp / "normal.sqlite"),
-        "sqlite FULL": lambda: SQLiteStore(tmp / "full.sqlite", synchronous="FULL"),
-    }
+async def close(store: Store) -> None:
+    if isinstance(store, SQLiteStore):
+        store.close()
+    elif isinstance(store, PostgresStore):
+        await store.aclose()
+
+
+async def throughput(stores: dict[str, Callable[[], Store]], seconds: float) -> None:
     results: dict[str, dict[str, float]] = {}
     for name, make in stores.items():
         store = make()
@@ -98,26 +111,163 @@ async def run(seconds: float) -> None:
                 rate, _ = await measure(op, seconds)
                 results.setdefault(scenario, {})[name] = rate
         finally:
-            if isinstance(store, SQLiteStore):
-                store.close()
-
-    print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, {platform.machine()}")
-    print(f"database in {tmp} ({seconds:.1f}s per figure); operations per second, higher is better\n")
+            await close(store)
     names = list(stores)
-    header = f"{'operation':<36}" + "".join(f"{n:>20}" for n in names) + f"{'sqlite/memory':>16}"
+    header = f"{'operation':<36}" + "".join(f"{n:>18}" for n in names) + f"{'sqlite/mem':>12}{'pg/sqlite':>11}"
     print(header)
     print("-" * len(header))
     for scenario, row in results.items():
-        ratio = row["sqlite NORMAL"] / row["memory (baseline)"]
-        cells = "".join(f"{row[n]:>20,.0f}" for n in names)
-        print(f"{scenario:<36}{cells}{ratio:>15.3f}x")
+        cells = "".join(f"{row[n]:>18,.0f}" for n in names)
+        mem = row["sqlite NORMAL"] / row["memory (baseline)"]
+        pg = row["postgres"] / row["sqlite NORMAL"]
+        print(f"{scenario:<36}{cells}{mem:>11.3f}x{pg:>10.2f}x")
+
+
+async def fill(store: Store, count: int) -> list[str]:
+    keys = [f"t{i:06d}" for i in range(count)]
+
+    async def write(key: str) -> None:
+        lease = await store.acquire_lease(key, "filler", 60)
+        await store.finalize(lease, typical_request(0))
+        await store.release_lease(lease)
+
+    for start in range(0, count, 32):
+        await asyncio.gather(*(write(k) for k in keys[start : start + 32]))
+    return keys
+
+
+async def timed(op: Callable[[], Awaitable[object]], rounds: int) -> float:
+    """Median milliseconds of ``op`` over ``rounds`` calls."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        await op()
+        times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[len(times) // 2]
+
+
+async def scale_row(store: Store, count: int) -> dict[str, float]:
+    keys = await fill(store, count)
+    pick = random.Random(count)
+
+    async def resolve() -> object:
+        return await store.resolve(pick.choice(keys))
+
+    async def checkpoint() -> object:
+        key = pick.choice(keys)
+        lease = await store.acquire_lease(key, "bench", 60)
+        saved = await store.finalize(lease, typical_request(1))
+        await store.release_lease(lease)
+        return saved
+
+    async def listing() -> object:
+        return await store.list()
+
+    list_ms = await timed(listing, 3 if count > 1000 else 9)
+    return {
+        "resolve": await timed(resolve, 200),
+        "checkpoint": await timed(checkpoint, 200),
+        "list": list_ms,
+        "list/record": list_ms * 1000 / count,
+    }
+
+
+async def scale(stores: dict[str, Callable[[], Store]], sizes: list[int]) -> None:
+    print(f"\n{'threads':>8}{'store':>16}{'resolve ms':>12}{'checkpoint ms':>15}{'list() ms':>12}{'µs/record':>11}")
+    for count in sizes:
+        rows: dict[str, dict[str, float]] = {}
+        for name in ("sqlite NORMAL", "postgres"):
+            store = stores[name]()
+            try:
+                rows[name] = await scale_row(store, count)
+            finally:
+                await close(store)
+        for name, row in rows.items():
+            print(
+                f"{count:>8,}{name:>16}{row['resolve']:>12.2f}{row['checkpoint']:>15.2f}{row['list']:>12.1f}"
+                f"{row['list/record']:>11.1f}"
+            )
+        pg, base = rows["postgres"], rows["sqlite NORMAL"]
+        ratios = "  ".join(f"{k} {pg[k] / base[k]:.2f}x" for k in ("resolve", "checkpoint", "list"))
+        print(f"{'':>8}{'pg/sqlite':>16}  {ratios}")
+
+
+async def writers(make: Callable[[], Store]) -> tuple[float, int, int]:
+    """16 writers, each with a store of its own, each saving 25 times on one thread; (seconds, lost, retries)."""
+    made = [make() for _ in range(WRITERS)]
+    busy = 0
+
+    async def writer(w: int, store: Store) -> None:
+        nonlocal busy
+        for i in range(WRITES_EACH):
+            while True:
+                try:
+                    lease = await store.acquire_lease("contended", f"writer-{w}", 60)
+                    break
+                except ThreadBusyError:
+                    busy += 1
+                    await asyncio.sleep(0.001)
+            await store.finalize(lease, FinalizeRequest(receipts={f"w{w}-{i}": time.time()}, status=f"w{w}"))
+            await store.release_lease(lease)
+
+    try:
+        start = time.perf_counter()
+        await asyncio.gather(*(writer(w, s) for w, s in enumerate(made)))
+        elapsed = time.perf_counter() - start
+        record = await made[0].resolve("contended")
+        assert record is not None
+        lost = WRITERS * WRITES_EACH - len(record.receipts) + (WRITERS * WRITES_EACH - record.runs)
+        return elapsed, lost, busy
+    finally:
+        for s in made:
+            await close(s)
+
+
+async def run(seconds: float, sizes: list[int], dsn: str) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="adaptor_nb-bench-"))
+    cluster: Any = None
+    if not dsn:
+        sys.path.insert(0, str(ROOT / "tests" / "threadstore"))
+        from pg_cluster import Cluster
+
+        cluster = Cluster()
+        cluster.start()
+        dsn = cluster.dsn()
+    try:
+        stores: dict[str, Callable[[], Store]] = {
+            "memory (baseline)": MemoryStore,
+            "sqlite NORMAL": lambda: SQLiteStore(tmp / f"{uuid.uuid4().hex}.sqlite"),
+            "sqlite FULL": lambda: SQLiteStore(tmp / f"{uuid.uuid4().hex}.sqlite", synchronous="FULL"),
+            "postgres": lambda: PostgresStore(dsn, schema=f"bench_{uuid.uuid4().hex}"),
+        }
+        probe = PostgresStore(dsn, schema="bench_probe")
+        print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, {platform.machine()}")
+        print(f"sqlite files in {tmp}; postgres at {probe.dsn} ({seconds:.1f}s per figure)\n")
+        print("operations per second, higher is better")
+        await throughput(stores, seconds)
+        await scale(stores, sizes)
+        print(f"\n{WRITERS} concurrent writers x {WRITES_EACH} saves on one thread (each writer its own store object)")
+        shared_file, shared_schema = tmp / "contended.sqlite", f"bench_{uuid.uuid4().hex}"
+        shared: dict[str, Callable[[], Store]] = {
+            "sqlite NORMAL": lambda: SQLiteStore(shared_file),
+            "postgres": lambda: PostgresStore(dsn, schema=shared_schema, pool_size=1),
+        }
+        for name, make in shared.items():
+            elapsed, lost, busy = await writers(make)
+            total = WRITERS * WRITES_EACH
+            print(f"{name:>16}: {total / elapsed:>8,.0f} saves/s, lost updates {lost}, busy retries {busy}")
+    finally:
+        if cluster is not None:
+            cluster.remove()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seconds", type=float, default=1.5, help="measuring time per figure")
+    parser.add_argument("--sizes", default="10,1000,10000", help="thread counts for the scaling table")
+    parser.add_argument("--dsn", default="", help="a PostgreSQL server to use (default: a throwaway one)")
     args = parser.parse_args()
-    asyncio.run(run(args.seconds))
+    asyncio.run(run(args.seconds, [int(s) for s in args.sizes.split(",")], args.dsn))
 
 
 if __name__ == "__main__":

@@ -106,9 +106,7 @@ async def finalize(conn: AsyncConnection[Any], s: str, lease: Lease, request: Fi
 
 
 async def resolve(conn: AsyncConnection[Any], s: str, key: str) -> ThreadRecord | None:
-    async with conn.transaction():
-        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return (await _load(conn, s, [key])).get(key)
+    return (await _load(conn, s, [key])).get(key)  # one statement: one consistent snapshot
 
 
 async def list_records(conn: AsyncConnection[Any], s: str) -> list[ThreadRecord]:
@@ -137,48 +135,35 @@ async def delete(conn: AsyncConnection[Any], s: str, key: str) -> bool:
 # --- record rows ------------------------------------------------------------------------------------------
 
 
+def _load_sql(s: str) -> str:
+    """One statement that reads whole records: each thread row with its checkpoints, history and receipts as JSON."""
+    return (
+        f"SELECT t.key, {', '.join('t.' + c for c in _THREAD_COLUMNS.split(', '))}, "
+        "(SELECT COALESCE(json_agg(json_build_array(c.slot, c.session_id, c.driver, c.fingerprint, c.run_id, "
+        f"c.created_at, c.data) ORDER BY c.slot), '[]') FROM {s}.checkpoints c WHERE c.key = t.key), "
+        "(SELECT COALESCE(json_agg(json_build_array(h.kind, h.text, h.at) ORDER BY h.position), '[]') "
+        f"FROM {s}.history h WHERE h.key = t.key), "
+        "(SELECT COALESCE(json_agg(json_build_array(r.message_id, r.delivered_at) ORDER BY r.delivered_at, r.seq), "
+        f"'[]') FROM {s}.receipts r WHERE r.key = t.key) "
+        f"FROM {s}.threads t WHERE t.key = ANY(%s)"
+    )
+
+
 async def _load(conn: AsyncConnection[Any], s: str, keys: list[str]) -> dict[str, ThreadRecord]:
-    """The records of ``keys`` (those that exist), in four queries whatever their number."""
-    cur = await conn.execute(f"SELECT key, {_THREAD_COLUMNS} FROM {s}.threads WHERE key = ANY(%s)", (keys,))
-    threads = {row[0]: row[1:] for row in await cur.fetchall()}
-    if not threads:
-        return {}
-    found = list(threads)
-    current: dict[str, Any] = {}
-    archived: dict[str, list[Any]] = {k: [] for k in found}
-    cur = await conn.execute(
-        f"SELECT key, slot, {_CHECKPOINT_COLUMNS} FROM {s}.checkpoints WHERE key = ANY(%s) ORDER BY key, slot",
-        (found,),
-    )
-    for row in await cur.fetchall():
-        cp = checkpoint_from_row(row[2:])
-        if row[1] == 0:
-            current[row[0]] = cp
-        else:
-            archived[row[0]].append(cp)
-    history: dict[str, list[Any]] = {k: [] for k in found}
-    cur = await conn.execute(
-        f"SELECT key, kind, text, at FROM {s}.history WHERE key = ANY(%s) ORDER BY key, position", (found,)
-    )
-    for row in await cur.fetchall():
-        history[row[0]].append(history_from_row(row[1:]))
-    receipts: dict[str, dict[str, float]] = {k: {} for k in found}
-    cur = await conn.execute(
-        f"SELECT key, message_id, delivered_at FROM {s}.receipts WHERE key = ANY(%s) ORDER BY key, delivered_at, seq",
-        (found,),
-    )
-    for row in await cur.fetchall():
-        receipts[row[0]][row[1]] = float(row[2])
+    """The records of ``keys`` (those that exist), read in one statement (so from one snapshot)."""
+    cur = await conn.execute(_load_sql(s), (keys,))
     out: dict[str, ThreadRecord] = {}
-    for key, (driver, fingerprint, created, updated, runs, status, run_id, usage, metadata) in threads.items():
+    for row in await cur.fetchall():
+        key, driver, fingerprint, created, updated, runs, status, run_id, usage, metadata, cps, hist, recs = row
+        slots = [(slot, checkpoint_from_row(tuple(rest))) for slot, *rest in cps]
         out[key] = ThreadRecord(
             key=key,
             driver=driver,
             fingerprint=fingerprint,
-            checkpoint=current.get(key),
-            receipts=receipts[key],
-            history=tuple(history[key]),
-            archived=tuple(archived[key]),
+            checkpoint=next((cp for slot, cp in slots if slot == 0), None),
+            receipts={mid: float(at) for mid, at in recs},
+            history=tuple(history_from_row(tuple(h)) for h in hist),
+            archived=tuple(cp for slot, cp in slots if slot > 0),
             created_at=float(created),
             updated_at=float(updated),
             runs=int(runs),
@@ -193,6 +178,13 @@ async def _load(conn: AsyncConnection[Any], s: str, keys: list[str]) -> dict[str
 async def _save(conn: AsyncConnection[Any], s: str, old: ThreadRecord | None, new: ThreadRecord) -> None:
     """Write ``new`` over ``old``, touching only the rows that changed (receipts can number a thousand)."""
     key = new.key
+    async with conn.pipeline():
+        await _write_rows(conn, s, old, new, key)
+
+
+async def _write_rows(
+    conn: AsyncConnection[Any], s: str, old: ThreadRecord | None, new: ThreadRecord, key: str
+) -> None:
     await conn.execute(
         f"INSERT INTO {s}.threads (key, {_THREAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
         "ON CONFLICT (key) DO UPDATE SET driver = excluded.driver, fingerprint = excluded.fingerprint, "
