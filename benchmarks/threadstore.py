@@ -113,14 +113,14 @@ async def throughput(stores: dict[str, Callable[[], Store]], seconds: float) -> 
         finally:
             await close(store)
     names = list(stores)
-    header = f"{'operation':<36}" + "".join(f"{n:>18}" for n in names) + f"{'sqlite/mem':>12}{'pg/sqlite':>11}"
+    header = f"{'operation':<36}" + "".join(f"{n:>18}" for n in names) + f"{'sqlite/mem':>12}{'pg off/sqlite':>15}"
     print(header)
     print("-" * len(header))
     for scenario, row in results.items():
         cells = "".join(f"{row[n]:>18,.0f}" for n in names)
         mem = row["sqlite NORMAL"] / row["memory (baseline)"]
-        pg = row["postgres"] / row["sqlite NORMAL"]
-        print(f"{scenario:<36}{cells}{mem:>11.3f}x{pg:>10.2f}x")
+        pg = row["postgres sync off"] / row["sqlite NORMAL"]
+        print(f"{scenario:<36}{cells}{mem:>11.3f}x{pg:>14.2f}x")
 
 
 async def fill(store: Store, count: int) -> list[str]:
@@ -176,7 +176,7 @@ async def scale(stores: dict[str, Callable[[], Store]], sizes: list[int]) -> Non
     print(f"\n{'threads':>8}{'store':>16}{'resolve ms':>12}{'checkpoint ms':>15}{'list() ms':>12}{'µs/record':>11}")
     for count in sizes:
         rows: dict[str, dict[str, float]] = {}
-        for name in ("sqlite NORMAL", "postgres"):
+        for name in ("sqlite NORMAL", "postgres", "postgres sync off"):
             store = stores[name]()
             try:
                 rows[name] = await scale_row(store, count)
@@ -187,9 +187,10 @@ async def scale(stores: dict[str, Callable[[], Store]], sizes: list[int]) -> Non
                 f"{count:>8,}{name:>16}{row['resolve']:>12.2f}{row['checkpoint']:>15.2f}{row['list']:>12.1f}"
                 f"{row['list/record']:>11.1f}"
             )
-        pg, base = rows["postgres"], rows["sqlite NORMAL"]
-        ratios = "  ".join(f"{k} {pg[k] / base[k]:.2f}x" for k in ("resolve", "checkpoint", "list"))
-        print(f"{'':>8}{'pg/sqlite':>16}  {ratios}")
+        base = rows["sqlite NORMAL"]
+        for name in ("postgres", "postgres sync off"):
+            ratios = "  ".join(f"{k} {rows[name][k] / base[k]:.2f}x" for k in ("resolve", "checkpoint", "list"))
+            print(f"{'':>8}{name + '/sqlite':>28}  {ratios}")
 
 
 async def writers(make: Callable[[], Store]) -> tuple[float, int, int]:
@@ -239,6 +240,9 @@ async def run(seconds: float, sizes: list[int], dsn: str) -> None:
             "sqlite NORMAL": lambda: SQLiteStore(tmp / f"{uuid.uuid4().hex}.sqlite"),
             "sqlite FULL": lambda: SQLiteStore(tmp / f"{uuid.uuid4().hex}.sqlite", synchronous="FULL"),
             "postgres": lambda: PostgresStore(dsn, schema=f"bench_{uuid.uuid4().hex}"),
+            "postgres sync off": lambda: PostgresStore(
+                dsn, schema=f"bench_{uuid.uuid4().hex}", synchronous_commit="off"
+            ),
         }
         probe = PostgresStore(dsn, schema="bench_probe")
         print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, {platform.machine()}")
@@ -251,6 +255,9 @@ async def run(seconds: float, sizes: list[int], dsn: str) -> None:
         shared: dict[str, Callable[[], Store]] = {
             "sqlite NORMAL": lambda: SQLiteStore(shared_file),
             "postgres": lambda: PostgresStore(dsn, schema=shared_schema, pool_size=1),
+            "postgres sync off": lambda: PostgresStore(
+                dsn, schema=shared_schema + "_off", pool_size=1, synchronous_commit="off"
+            ),
         }
         for name, make in shared.items():
             elapsed, lost, busy = await writers(make)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import _pg_ops as ops
 from ._errors import ThreadStoreError
@@ -36,8 +36,11 @@ class PostgresStore:
         schema: str = "adaptor_nb",
         pool_size: int = 4,
         connect_timeout: float = 10.0,
+        synchronous_commit: Literal["on", "off"] = "on",
     ) -> None:
         require_psycopg()
+        if synchronous_commit not in ("on", "off"):
+            raise ValueError(f"Postgres store synchronous_commit must be 'on' or 'off', got {synchronous_commit!r}")
         if not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"Postgres store pool_size must be a positive int, got {pool_size!r}")
         if connect_timeout <= 0:
@@ -47,6 +50,7 @@ class PostgresStore:
         self.schema = schema
         self.pool_size = pool_size
         self.connect_timeout = float(connect_timeout)
+        self.synchronous_commit = synchronous_commit
         self._pool: AsyncConnectionPool[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pid = os.getpid()
@@ -62,7 +66,10 @@ class PostgresStore:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent to another process (a Dask worker) as its settings; the copy opens its own pool there.
-        return (_rebuild, (self._dsn.conninfo, self.schema, self.pool_size, self.connect_timeout))
+        return (
+            _rebuild,
+            (self._dsn.conninfo, self.schema, self.pool_size, self.connect_timeout, self.synchronous_commit),
+        )
 
     # --- plumbing: one pool per event loop and process -------------------------------------------------
 
@@ -111,11 +118,16 @@ class PostgresStore:
             kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
             timeout=self.connect_timeout,
             check=AsyncConnectionPool.check_connection,
+            configure=self._configure,
             open=False,
             name=f"adaptor_nb-{self.schema}",
         )
         await pool.open(wait=False)
         return pool
+
+    async def _configure(self, conn: AsyncConnection[Any]) -> None:
+        if self.synchronous_commit == "off":
+            await conn.execute("SET synchronous_commit = off")
 
     def _error(self, exc: BaseException, doing: str) -> ThreadStoreError:
         return server_error(repr(self), self._dsn, exc, doing)
@@ -183,8 +195,16 @@ class PostgresStore:
 Postgres = PostgresStore
 
 
-def _rebuild(conninfo: str, schema: str, pool_size: int, connect_timeout: float) -> PostgresStore:
-    return PostgresStore(conninfo, schema=schema, pool_size=pool_size, connect_timeout=connect_timeout)
+def _rebuild(
+    conninfo: str, schema: str, pool_size: int, connect_timeout: float, synchronous_commit: Literal["on", "off"]
+) -> PostgresStore:
+    return PostgresStore(
+        conninfo,
+        schema=schema,
+        pool_size=pool_size,
+        connect_timeout=connect_timeout,
+        synchronous_commit=synchronous_commit,
+    )
 
 
 def _check_lease_args(key: str, owner: str, ttl: float) -> None:
