@@ -189,3 +189,18 @@ async def test_a_store_works_on_a_second_event_loop(pg_factory: Factory) -> None
 
     assert await asyncio.to_thread(other_loop) == "first-loop"
     await store.aclose()
+
+
+def test_synchronous_commit_is_checked() -> None:
+    with pytest.raises(ValueError, match="synchronous_commit must be 'on' or 'off'"):
+        PostgresStore("postgresql://u@h/db", synchronous_commit="maybe")  # type: ignore[arg-type]
+
+
+async def test_synchronous_commit_off_reaches_the_connections_and_survives_pickling(pg_factory: Factory) -> None:
+    store = pickle.loads(pickle.dumps(pg_factory(synchronous_commit="off")))
+    assert store.synchronous_commit == "off"
+    pool = await store._ready()
+    async with pool.connection() as conn:
+        row = await (await conn.execute("SHOW synchronous_commit")).fetchone()
+    assert row == ("off",)
+    await store.aclose()
