@@ -111,9 +111,11 @@ class PostgresStore:
             raise self._error(exc, "creating its tables") from None
         finally:
             await conn.close()
+        # Every connection is made while opening (min_size == max_size), so no connection attempt is left running
+        # in the background of a loop that may close soon (asyncio.run in a worker thread).
         pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
             self._dsn.conninfo,
-            min_size=1,
+            min_size=self.pool_size,
             max_size=self.pool_size,
             kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
             timeout=self.connect_timeout,
@@ -122,7 +124,11 @@ class PostgresStore:
             open=False,
             name=f"adaptor_nb-{self.schema}",
         )
-        await pool.open(wait=False)
+        try:
+            await pool.open(wait=True, timeout=self.connect_timeout + 1)
+        except Exception as exc:
+            await pool.close(timeout=1.0)
+            raise self._error(exc, "connecting") from None
         return pool
 
     async def _configure(self, conn: AsyncConnection[Any]) -> None:
