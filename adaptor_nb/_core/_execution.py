@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .._enums import (
     Boundary,
@@ -63,6 +63,8 @@ from ._version_trim import check_message_version
 from ._workspace import RunProvision, check_provisioning, finish_provision
 
 STDERR_TAIL = 4000
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class Execution:
         self.provision = RunProvision(host.agent_settings, self.run_id, self.thread_key, self.notice)
         self._config_error = config_error
         self._driver_task: asyncio.Task[DriverOutcome] | None = None
+        self._startup_task: asyncio.Task[Any] | None = None  # a probe before the driver runs (see _before_driver)
         self._cancel_cause = ""
         self._t0 = time.monotonic()
         loop = asyncio.get_running_loop()
@@ -173,6 +176,18 @@ class Execution:
         self._tools.end(cancel=True)
         if self._driver_task is not None and not self._driver_task.done():
             self._driver_task.cancel()
+        if self._startup_task is not None and not self._startup_task.done():
+            self._startup_task.cancel()
+
+    async def _before_driver(self, step: Coroutine[Any, Any, T]) -> T:
+        """Await ``step`` (a probe of the CLI that runs before the driver, such as its version) so that ``cancel()``
+        ends it at once: a CLI that never answers must not hold the run for its start-up timeout."""
+        task = self._loop.create_task(step)
+        self._startup_task = task
+        try:
+            return await task
+        finally:
+            self._startup_task = None
 
     def _check_cancelled(self) -> None:
         if self._cancel_cause:
@@ -214,7 +229,7 @@ class Execution:
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
         check_mcp(self.prepared.mcp, self.desc)
-        if self.queue.enabled and (trim := await check_message_version(self.driver, self.desc)) is not None:
+        if self.queue.enabled and (trim := await self._before_driver(check_message_version(self.driver, self.desc))):
             self.desc = replace(self.desc, messages=trim[0])  # one Notice; input continues by resume
             self.queue.trim(trim[0])
             self.notice(trim[1])

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._enums import MessageState
 from .._errors import ConfigError
+from .._lossless import dumps, has_raw_bytes
 from ..driver import _tap
 from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
 from ._messages import note
@@ -139,6 +140,7 @@ class Cassette:
         self._players: list[Player] = []
         self._tmp: str | None = None
         self._dirty = False
+        self.unsaved: OSError | None = None  # why the last write failed, when it did (close() tries again)
         self.replayed = 0
         self.recorded = 0
 
@@ -154,14 +156,16 @@ class Cassette:
     def close(self) -> None:
         """Stop recording/replaying, write what was recorded and remove the temporary frame logs."""
         _tap.uninstall(self)
-        self.save()
-        for player in self._players:
-            player.close()
-        self._players.clear()
-        self._live.clear()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        try:
+            self._save_or_keep()
+        finally:
+            for player in self._players:
+                player.close()
+            self._players.clear()
+            self._live.clear()
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
 
     def __enter__(self) -> Cassette:
         return self.start()
@@ -323,7 +327,12 @@ class Cassette:
         self._stale.discard(place)
         self.recorded += 1
         self._dirty = True
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:  # the run goes on as without a cassette; close() reports it and keeps the runs
+            self.unsaved = exc
+        else:
+            self.unsaved = None
 
     def spawn(self, argv: list[str], cwd: str | None, env: Mapping[str, str] | None) -> list[str] | Player:
         run = _CURRENT.get()
@@ -375,11 +384,9 @@ class Cassette:
                         frame = json.loads(raw)
                         if "b" in frame:
                             text = scrub.text(str(frame["b"]), proc.secrets, proc.paths)
-                            if frame["k"] in ("in", "out"):
+                            if frame["k"] in ("in", "out") and not has_raw_bytes(text):
                                 with contextlib.suppress(ValueError):
-                                    text = json.dumps(
-                                        volatile(json.loads(text)), ensure_ascii=False, separators=(",", ":")
-                                    )
+                                    text = dumps(volatile(json.loads(text)))
                             if frame["k"] == "err":
                                 text = clock_times(text)
                             frame["b"] = text
@@ -392,6 +399,24 @@ class Cassette:
             return
         self._collect()
         write_atomic(self.path, dump(self.recordings))
+
+    def _save_or_keep(self) -> None:
+        """``save()``; when the cassette cannot be written, what was recorded goes to a file in the temporary
+        folder instead, and a CassetteError names both."""
+        try:
+            self.save()
+        except OSError as exc:
+            text = dump(self.recordings)
+            fd, kept = tempfile.mkstemp(prefix=f"adaptor_nb-unsaved-{self.path.stem}-", suffix=".jsonl")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            raise CassetteError(
+                f"cannot write the cassette {self.path} ({exc.strerror or exc}); the {len(self.recordings)} "
+                f"recorded runs were saved to {kept} instead: move that file there once the cause is fixed",
+                option="cassette",
+                details={"cassette": str(self.path), "saved_to": kept},
+            ) from exc
+        self.unsaved = None
 
 
 _ACTIVE: list[Cassette] = []

@@ -3,9 +3,12 @@
 Line one is the header. Then, per recorded run, one ``run`` line (its key: cell, driver, thread and turn; the
 prompt's and the options' SHA-256, a short preview of the prompt, and the processes it started), each followed
 by the frames of the processes that run started: ``{"p": "p1", "out": {...}}`` for a JSON line the CLI printed
-(``out_text`` for a line that is not JSON), ``in`` / ``in_text`` for what the driver wrote, ``err`` for stderr,
+(``out_text`` for a line that is not JSON or not UTF-8), ``in`` / ``in_text`` for what the driver wrote, ``err``
+for stderr,
 ``msg`` where the host sent a supplemental message (its text; the driver writes it as an ``in`` later), ``eof``
-when the driver closed stdin and ``exit`` with the exit code.
+when the driver closed stdin and ``exit`` with the exit code. Any byte sequence is kept: a byte that is not UTF-8
+is the escape of a surrogate from U+DC80 to U+DCFF in a text line (``surrogateescape``), a lone surrogate escape
+in a JSON line stays one, so the file is valid UTF-8 and every line replays as the CLI wrote it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .._lossless import dumps, has_raw_bytes
 
 FORMAT = "adaptor_nb-cassette"
 VERSION = 1
@@ -72,6 +77,8 @@ def frame_line(pid: str, frame: dict[str, Any]) -> dict[str, Any]:
     if kind in ("in", "out"):
         text = str(frame.get("b", ""))
         try:
+            if has_raw_bytes(text):  # not UTF-8: kept as the text it is, so its bytes replay unchanged
+                raise ValueError(text)
             line[kind] = json.loads(text)
         except ValueError:
             line[f"{kind}_text"] = text
@@ -90,7 +97,7 @@ def player_frame(line: dict[str, Any]) -> dict[str, Any]:
     """A cassette frame line back in the player's form."""
     for kind in ("in", "out"):
         if kind in line:
-            frame: dict[str, Any] = {"k": kind, "b": json.dumps(line[kind], ensure_ascii=False, separators=(",", ":"))}
+            frame: dict[str, Any] = {"k": kind, "b": dumps(line[kind])}
         elif f"{kind}_text" in line:
             frame = {"k": kind, "b": str(line[f"{kind}_text"]), "t": True}  # a line that is not JSON
         else:
@@ -120,9 +127,9 @@ def dump(recordings: list[Recording]) -> str:
             "prompt": k.preview,
             "processes": pids,
         }
-        out.append(json.dumps(run, ensure_ascii=False))
+        out.append(dumps(run, compact=False))
         for pid, frames in zip(pids, rec.processes, strict=True):
-            out.extend(json.dumps(frame_line(pid, f), ensure_ascii=False, separators=(",", ":")) for f in frames)
+            out.extend(dumps(frame_line(pid, f)) for f in frames)
         n += len(pids)
     return "\n".join(out) + "\n"
 

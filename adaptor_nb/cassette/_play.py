@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .._quickjson import dumps as _dumps
+from .._lossless import escape_surrogates, to_bytes
+from .._quickjson import dumps as _quick_dumps
 from .._quickjson import loads as _loads
 from ..driver._standin import StandInIO, ends_on
 from ._format import preview
@@ -30,6 +31,10 @@ _PLACEHOLDER = re.compile(re.escape(PLACEHOLDER) + rb"[0-9a-f]{12}")  # and then
 
 ID_KEYS = frozenset({"id", "request_id", "requestId", "uuid", "parent_tool_use_id", "itemId", "item_id"})
 _ID_KEYS = frozenset(k.encode() for k in ID_KEYS)
+
+
+def _dumps(value: Any) -> str:
+    return escape_surrogates(_quick_dumps(value))
 
 
 def learn(recorded: Any, actual: Any, ids: Ids) -> None:
@@ -150,10 +155,10 @@ class Ids:
         key = _dumps(recorded)
         known = key in self.values
         self.values[key] = actual
-        raw = str(recorded).encode("utf-8", "surrogateescape")
+        raw = to_bytes(str(recorded))
         if isinstance(recorded, str) and _PLACEHOLDER.fullmatch(raw):
             self._placeholders.add(raw[-12:])
-            self._swap[raw[-12:]] = _dumps(actual).encode("utf-8", "surrogateescape")
+            self._swap[raw[-12:]] = to_bytes(_dumps(actual))
         elif not known:
             self._others.append(raw)
 
@@ -220,11 +225,10 @@ def _remapped(raw: bytes, ids: Ids) -> bytes:
     obj = _parse(raw)
     if obj is None:
         return raw
-    return _dumps(remap(obj, ids.values)).encode("utf-8", "surrogateescape")
+    return to_bytes(_dumps(remap(obj, ids.values)))
 
 
-def _bytes(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
+_bytes = to_bytes
 
 
 class Player:
@@ -359,7 +363,7 @@ class Player:
             )
         restore = self._restore
         texts = [str(f.get("b", "")) for f in frames]
-        burst = _bytes("\n".join([restore(t) if "<" in t else t for t in texts]) + "\n")
+        burst = to_bytes("\n".join([restore(t) if "<" in t else t for t in texts]) + "\n")
         if not ids:
             return burst
         swapped = ids.swapped(burst)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._events import Done, Event, EventMeta, TurnEnd, with_meta
+from .._lossless import dumps
 from ._codec import EVENT_TYPES, _hints, decode, encode, error_identity
 from ._exposure import ExposurePolicy
 
@@ -84,7 +85,7 @@ class SessionRecorder:
             with self.path.open("a", encoding="utf-8") as fh:
                 if new:
                     fh.write(json.dumps(HEADER) + "\n")
-                fh.write(json.dumps(rec.line(), ensure_ascii=False) + "\n")
+                fh.write(dumps(rec.line(), compact=False) + "\n")
         return rec
 
     async def consume(self, stream: Any) -> Done | None:

@@ -1,5 +1,6 @@
 """Safe extraction of skill archives (zip, tar, tar.gz): regular files and folders only, inside the target, within
-limits on total size, file count, path length and depth; anything else is refused before a byte is written."""
+limits on total size, file count, entry count (folders included), path length and depth; anything else is refused
+before a byte is written."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class ArchiveLimits:
     max_path_length: int = 240
     max_depth: int = 16
     max_file_bytes: int = 8 * 1024 * 1024
+    max_entries: int = 2000  # members of every kind, folders and repeated or empty names included
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
@@ -116,7 +118,9 @@ def _extract(members: Iterator[_Member], target: str, limits: ArchiveLimits) -> 
     plan: list[tuple[str, _Member]] = []
     seen: set[str] = set()
     total = 0
-    for m in members:
+    for count, m in enumerate(members, 1):
+        if count > limits.max_entries:  # checked as the listing is read: a tar is not read to its end
+            raise ArchiveRefused(f"holds more than {limits.max_entries} entries (files and folders)")
         clean = _clean(m.name, limits)
         if not clean:
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import threading
@@ -10,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ._lock import repository_lock
-from ._names import branch_name, directory_name
+from ._names import branch_name, directory_name, distinct_branch, identity
 from ._passthrough import PassthroughWorkspaces
 from ._specs import GitWorktreeWorkspace, WorkspaceError, WorkspaceLease, WorkspaceReleaseMode, WorkspaceRequest
 
 BASE_FILE = "adaptor_nb-base"  # in the worktree's private git directory: the commit the branch started from
+KEY_FILE = "adaptor_nb-key"  # beside it: what the worktree stands for (see _names.identity)
 _ENV = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
 
 
@@ -154,6 +156,22 @@ class GitWorktrees:
             return os.path.abspath(os.path.expanduser(parent))
         return os.path.join(os.path.dirname(top), os.path.basename(top) + ".worktrees")
 
+    def _claim(self, spec: GitWorktreeWorkspace, repo: _Repo, branch: str, wanted: str) -> tuple[str, str]:
+        """The branch and path for ``wanted``: the sanitized name, unless its worktree stands for something else
+        (two keys that sanitize alike), then that name with a digest of ``wanted``. A worktree made before keys
+        were kept is claimed by the first to resolve it."""
+        parent = self._parent_dir(spec, repo.top)
+        for _ in range(4):
+            path = os.path.join(parent, directory_name(branch))
+            found = self._existing(path, repo.common)
+            owner = _read(os.path.join(found[1], KEY_FILE)) if found is not None else ""
+            if not owner and found is not None:
+                _write(os.path.join(found[1], KEY_FILE), wanted)
+            if not owner or owner == wanted:
+                return branch, path
+            branch = distinct_branch(branch, wanted)
+        raise WorkspaceError(f"no free branch name for {wanted!r} (last tried {branch!r})", path=parent)
+
     def _existing(self, path: str, common: str) -> tuple[str, str] | None:
         """``(branch, private git dir)`` when ``path`` is a worktree of this repository, else None."""
         try:
@@ -212,8 +230,16 @@ class GitWorktrees:
             run=request.run_id,
             row=request.metadata.get("row", ""),
         )
-        path = os.path.join(self._parent_dir(spec, repo.top), directory_name(branch))
+        wanted = json.dumps(  # one line, whatever the key holds
+            identity(
+                spec.branch_template,
+                thread=request.thread_key,
+                run=request.run_id,
+                row=request.metadata.get("row", ""),
+            )
+        )
         with repository_lock(repo.common):
+            branch, path = self._claim(spec, repo, branch, wanted)
             with self._mutex:
                 owner, _ = self._active.get(path, ("", 0))
                 # A thread's own runs may resolve its worktree together: the thread's lease lets one of them run.
@@ -249,6 +275,7 @@ class GitWorktrees:
                 found = self._existing(path, repo.common)
                 if found is not None:
                     _write(os.path.join(found[1], BASE_FILE), repo.commit)
+                    _write(os.path.join(found[1], KEY_FILE), wanted)
                 lease = WorkspaceLease(
                     path=path,
                     kind="worktree",

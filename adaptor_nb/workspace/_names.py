@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from .._errors import ConfigError
@@ -46,3 +47,15 @@ def branch_name(template: str, *, thread: str, run: str, row: str) -> str:
 def directory_name(branch: str) -> str:
     """The worktree's directory name for ``branch`` (slashes become ``-``)."""
     return branch.replace("/", "-")
+
+
+def identity(template: str, *, thread: str, run: str, row: str) -> str:
+    """What a worktree stands for: the branch template filled with the values as given (not sanitized), so two
+    thread keys that sanitize to one branch name still differ here."""
+    values = {"thread": thread or row or run, "run": run, "row": row or run}
+    return template.format(**values)
+
+
+def distinct_branch(branch: str, identity: str) -> str:
+    """``branch`` made distinct for ``identity``, when the plain name already belongs to another one."""
+    return f"{branch}-{hashlib.sha256(identity.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"

@@ -4,12 +4,18 @@ Seeds are the recorded fixtures in tests/fixtures (Claude Code's stream-json als
 the same protocol; Codex seeds are the notifications of recorded app-server sessions, with the thread and turn ids
 the stand-in uses). A script is ``{"lines": [...], "exit": bool}``: the stand-in exits after the lines when the
 turn's terminal frame was damaged, moved or dropped, so a run that cannot see an end still sees EOF.
+
+Damages change values (a field set to a value of any wrong type, or removed), types and structure (a number for a
+list or object, a list for a string, NaN or Infinity for a number, a value nested hundreds deep, a key given twice,
+a frame of another driver's protocol spliced in) and the sequence (frames dropped, repeated, swapped, truncated,
+garbage lines put in between).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +153,72 @@ def _mutated_frame(draw: st.DrawFn, frame: dict[str, Any]) -> Any:
     return frame
 
 
+_DEEP = re.compile(r'"@DEEP:(\d+):(list|dict)@"')
+
+
+def _deep(match: re.Match[str]) -> str:
+    depth = int(match.group(1))
+    if match.group(2) == "list":
+        return "[" * depth + "0" + "]" * depth
+    return '{"type":' * depth + "0" + "}" * depth
+
+
 def _dumps(frame: Any) -> str:
-    return json.dumps(frame, ensure_ascii=False)
+    """``frame`` as a JSON line, each deep-nesting marker (see ``_retyped``) written out as its nesting."""
+    return _DEEP.sub(_deep, json.dumps(frame, ensure_ascii=False))
+
+
+_NONFINITE = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+
+
+@st.composite
+def _retyped(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` as a neighbouring wrong type: a number for a list or object, a list for a string, NaN or
+    Infinity for a number, a string for a number, or the value nested hundreds deep."""
+    kind = draw(st.integers(0, 5))
+    if kind == 0:  # a marker until the line is written: frames stay shallow for the strategies that walk them
+        return f"@DEEP:{draw(st.sampled_from([200, 500, 900]))}:{draw(st.sampled_from(['list', 'dict']))}@"
+    if isinstance(value, list | dict):
+        return draw(st.one_of(st.integers(-3, 3), _NONFINITE, st.just(str(value)[:20])))
+    if isinstance(value, str):
+        return draw(st.sampled_from([[value], [[value]], {"text": value}, 0, float("nan")]))
+    if isinstance(value, bool) or value is None:
+        return draw(st.sampled_from([[], {}, "true", 1]))
+    if isinstance(value, int | float):
+        return draw(st.one_of(_NONFINITE, st.just(str(value)), st.just([value]), st.just(10**400)))
+    return draw(WRONG)
+
+
+@st.composite
+def _restructured(draw: st.DrawFn, frame: dict[str, Any]) -> Any:
+    """``frame`` with one to three values turned into a neighbouring wrong type (see ``_retyped``)."""
+    frame = copy.deepcopy(frame)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = _paths(frame)
+        if not paths:
+            return draw(_retyped(frame))
+        path = draw(st.sampled_from(paths))
+        parent = _at(frame, path[:-1])
+        parent[path[-1]] = draw(_retyped(parent[path[-1]]))
+    return frame
+
+
+@st.composite
+def _duplicate_key(draw: st.DrawFn, frame: dict[str, Any]) -> str:
+    """``frame`` as a JSON line whose first or last key appears twice, once with a wrong value."""
+    text = _dumps(frame)
+    if not frame:
+        return text
+    key = draw(st.sampled_from(sorted(frame, key=str)))
+    extra = f"{json.dumps(str(key))}: {_dumps(_wrong(draw))}"
+    return "{" + extra + ", " + text[1:] if draw(st.booleans()) else text[:-1] + ", " + extra + "}"
+
+
+def _other_frames(driver: str) -> list[dict[str, Any]]:
+    return [f for name, seeds in SEEDS.items() if name != driver for seed in seeds for f in seed]
+
+
+TAIL = ["truncate", "dupkey", "splice"]
 
 
 @st.composite
@@ -158,12 +228,18 @@ def turn_scripts(draw: st.DrawFn, driver: str) -> dict[str, Any]:
     terminal = seed[-1]
     items: list[tuple[Any, bool]] = [(f, True) for f in seed]  # (frame or raw line, untouched)
     for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["field"] * 6 + ["drop", "duplicate", "swap", "garbage", "truncate"]))
+        op = draw(st.sampled_from(["field"] * 4 + ["retype"] * 4 + ["drop", "duplicate", "swap", "garbage"] + TAIL))
         i = draw(st.integers(0, len(items) - 1)) if items else 0
         if not items:
             items.append((draw(GARBAGE), False))
         elif op == "field" and isinstance(items[i][0], dict):
             items[i] = (draw(_mutated_frame(items[i][0])), False)
+        elif op == "retype" and isinstance(items[i][0], dict):
+            items[i] = (draw(_restructured(items[i][0])), False)
+        elif op == "dupkey" and isinstance(items[i][0], dict):
+            items[i] = (draw(_duplicate_key(items[i][0])), False)
+        elif op == "splice":
+            items.insert(i, (copy.deepcopy(draw(st.sampled_from(_other_frames(driver)))), False))
         elif op == "drop":
             del items[i]
         elif op == "duplicate":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,8 +70,9 @@ def classify(done: Done | None) -> str:
     if isinstance(done.err, RunError):
         message = getattr(done.err, "message", "")
         # A driver bug that the engine caught still ends the run, but it is a crash, not a clean failure.
-        if "driver crashed" in message or "internal error" in message:
-            return f"crash:{message.split(':')[1].strip()}"
+        crashed = re.search(r"driver '[^']*' crashed: (\w+)|internal error\W+(\w+)", message)
+        if crashed:
+            return f"crash:{crashed.group(1) or crashed.group(2)}"
         return type(done.err).__name__
     return f"crash:{type(done.err).__name__}"
 

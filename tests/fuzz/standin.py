@@ -11,7 +11,8 @@ Usage: ``python standin.py MODE [ignored args...]``. MODE is the protocol it spe
 The turn's script travels inside the prompt as ``FUZZ<base64 of a JSON object>ZZUF``: ``lines`` (strings written
 as they are, each followed by a newline); ``repeat`` ([line, count]: that line written count times); ``flood``
 (``true``: then ``x`` without a newline, forever; a number: that many ``x`` bytes, then a newline); ``after``
-(lines written after all that); ``exit`` (then end the process with code 1).
+(lines written after all that); ``stderr`` (strings written to stderr first; a surrogate from U+DC80 to U+DCFF
+is the byte it stands for, here and in ``lines``); ``exit`` (then end the process with code 1).
 """
 
 from __future__ import annotations
@@ -39,13 +40,25 @@ def send(obj: Any) -> None:
     out.flush()
 
 
+def encoded(line: str) -> bytes:
+    """``line`` as bytes: a surrogate from U+DC80 to U+DCFF is the byte it escapes (invalid UTF-8 as a CLI writes
+    it), any other surrogate its three-byte form (also invalid UTF-8)."""
+    try:
+        return line.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return line.encode("utf-8", "surrogatepass")
+
+
 def _write(lines: list[str], turn: str) -> None:
     for line in lines:
-        out.write(line.replace("@TURN@", turn).encode("utf-8", "surrogatepass") + b"\n")
+        out.write(encoded(line.replace("@TURN@", turn)) + b"\n")
     out.flush()
 
 
 def play(script: dict[str, Any], turn: str = "") -> None:
+    for chunk in script.get("stderr", []):
+        sys.stderr.buffer.write(encoded(chunk))
+        sys.stderr.buffer.flush()
     _write(script.get("lines", []), turn)
     if "repeat" in script:
         line, count = script["repeat"]

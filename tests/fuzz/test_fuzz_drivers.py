@@ -98,3 +98,33 @@ async def test_a_wrong_typed_delta_found_by_the_campaign_ends_the_run(
     assert outcome.kind == "AgentFailed", (outcome.kind, outcome.error)
     err = outcome.error
     assert isinstance(err, AgentFailed) and err.result is not None and err.result.text.startswith("kept")
+
+
+_DEEP = "[" * 990 + "]" * 990
+_WRONG_SHAPES = {
+    "cursor": [
+        '{"type": ["assistant"], "text": "x"}',
+        '{"type": {"type": "assistant"}}',
+        '{"type": ' + _DEEP + "}",
+        '{"type": "assistant", "message": {"content": ' + _DEEP + "}}",
+        '{"type": "tool_call", "subtype": "completed", "call_id": "c", "tool_call": {"taskToolCall": {"args": {}, '
+        '"result": {"success": {"conversationSteps": 5}}}}}',
+    ],
+    "codebuddy": [
+        '{"type": "assistant", "message": {"id": "m", "content": 5}}',
+        '{"type": "user", "message": {"content": 7}}',
+        '{"type": "assistant", "message": {"id": "m", "content": [{"type": "text", "text": "a"}], '
+        '"usage": {"input_tokens": NaN, "output_tokens": Infinity}}}',
+        '{"type": ' + _DEEP + "}",
+    ],
+}
+
+
+@pytest.mark.parametrize(("name", "line"), [(n, line) for n, lines in _WRONG_SHAPES.items() for line in lines])
+async def test_a_frame_of_an_unexpected_shape_is_skipped_and_the_run_goes_on(
+    tmp_path: Path, name: str, line: str
+) -> None:
+    seed = [json.dumps(f) for f in SEEDS[name][1]]  # a recorded turn that ends well
+    async with Agent(make_driver(name, tmp_path), workspace=str(tmp_path)) as agent:
+        outcome = await run_turn(agent, prompt_for([*seed[:-1], line, seed[-1]]), RUN_TIMEOUT)
+    assert outcome.kind == "ok", (outcome.kind, outcome.error)

@@ -262,3 +262,32 @@ def test_fuzzed_tar_members_never_escape(
     except ArchiveRefused:
         pass
     _inside(root, base)
+
+
+@pytest.mark.parametrize("kind", ["zip", "tgz"])
+@pytest.mark.parametrize("shape", ["distinct", "repeated"])
+def test_an_archive_of_twenty_thousand_folders_is_refused_before_one_is_made(
+    tmp_path: Path, kind: str, shape: str
+) -> None:
+    names = [f"d{i}/" if shape == "distinct" else "same/" for i in range(20_000)]
+    if kind == "zip":
+        archive = make_zip(tmp_path / "folders.zip", [("SKILL.md", SKILL_MD), *((n, b"") for n in names)])
+    else:
+        folders: list[tarfile.TarInfo | tuple[str, bytes]] = [("SKILL.md", SKILL_MD)]
+        for name in names:
+            info = tarfile.TarInfo(name.rstrip("/"))
+            info.type = tarfile.DIRTYPE
+            folders.append(info)
+        archive = make_tar(tmp_path / "folders.tgz", folders)
+    with pytest.raises(SkillMaterializationFailedError, match="more than 2000 entries"):
+        materialize(archive, tmp_path / "out")
+    assert files_under(tmp_path / "out") == set()
+
+
+def test_the_entry_limit_counts_files_and_folders_together(tmp_path: Path) -> None:
+    members = [("SKILL.md", SKILL_MD), ("a/", b""), ("b/", b""), ("a/x", b"x")]
+    archive = make_zip(tmp_path / "mixed.zip", members)
+    with pytest.raises(SkillMaterializationFailedError, match="more than 3 entries"):
+        materialize(archive, tmp_path / "out", ArchiveLimits(max_entries=3))
+    materialize(archive, tmp_path / "ok", ArchiveLimits(max_entries=4))
+    assert files_under(tmp_path / "ok") == {"SKILL.md", "a", "b", "a/x"}

@@ -192,3 +192,23 @@ async def test_a_base_folder_inside_the_repository_maps_to_the_same_folder_of_th
     assert manager.active() == [str(tree)]
     await manager.release(lease, STOP)
     assert not exists(tree) and manager.active() == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "plain"),
+    [("a b: c", "a-b-c", "agent/a-b-c"), (".a", "a.", "agent/a"), ("x/y", "x-y", "agent/x-y")],
+)
+async def test_thread_keys_that_sanitize_alike_never_share_a_worktree(
+    repo: Path, first: str, second: str, plain: str
+) -> None:
+    manager = GitWorktrees()
+    one = await manager.resolve(request(repo, thread=first))
+    two = await manager.resolve(request(repo, thread=second))
+    assert one.path != two.path and one.branch != two.branch and one.created and two.created
+    assert one.branch == plain and two.branch.startswith(plain + "-")  # the first keeps the plain sanitized name
+    git(repo, "check-ref-format", "--branch", two.branch)
+    # Each key finds its own worktree again, in this manager and in a new one (another process).
+    for key, lease in ((first, one), (second, two)):
+        for again in (manager, GitWorktrees()):
+            found = await again.resolve(request(repo, thread=key))
+            assert (found.path, found.branch, found.created) == (lease.path, lease.branch, False)

@@ -264,6 +264,9 @@ class ClaudeFamilyDriver:
                     f"{self.PROFILE.label} did not answer initialize: {type(exc).__name__}: {exc}",
                     details={"stderr_tail": tail},
                 ) from None
+            except BaseException:  # cancelled while the CLI starts: it does not outlive the run
+                await shielded_close(proc, self.config.grace_period)
+                raise
         return proc
 
     def mcp_args(self, servers: Any, hosted: HostedTools | None) -> tuple[list[str], dict[str, str]]:

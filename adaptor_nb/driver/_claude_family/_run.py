@@ -287,12 +287,17 @@ class ClaudeFamilyRun(Steering, ControlRequests, TurnEnds):
         import json
 
         self.protocol_errors += 1
-        text = json.dumps(frame, default=str)[:4096]
+        try:
+            text = json.dumps(frame, default=str)[:4096]
+        except (RecursionError, ValueError):  # nested too deeply to write out again
+            text = f"a frame nested too deeply to show (keys {sorted(frame)[:20]})"
+        kind = frame.get("type")
+        shown = kind[:40] if isinstance(kind, str) else type(kind).__name__
         self.ctx.transcript(TranscriptItem(kind="protocol_error", text=text, is_error=True))
         await self.ctx.emit(
             Notice(
                 kind=NoticeKind.LIFECYCLE.value,
-                text=f"{self.profile.label} wrote a {str(frame.get('type'))[:40]!r} frame this driver cannot read "
+                text=f"{self.profile.label} wrote a {shown!r} frame this driver cannot read "
                 f"({type(exc).__name__}: {str(exc)[:200]}); it was skipped",
                 metadata={"code": f"{self.profile.name}.protocol_error"},
             )

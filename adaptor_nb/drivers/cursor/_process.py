@@ -58,7 +58,7 @@ class CursorProcess:
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply to decode
                 yield line
                 continue
             yield obj if isinstance(obj, dict) else line

@@ -20,7 +20,7 @@ from ...driver import (
     mark_host_tool,
 )
 from ._process import CursorProcess, reap
-from ._translate import Translator
+from ._translate import Translator, unreadable_frame
 
 PROVIDER = "cursor"
 # How a refused ``--resume`` reads on stderr or in an error result: broad on purpose (the wording is not documented).
@@ -83,7 +83,11 @@ class CursorTurn:
                         )
                     )
                     continue
-                events = self.tr.line(frame)
+                try:
+                    events = self.tr.line(frame)
+                except Exception as exc:  # a frame with fields of unexpected types or shapes: reported, skipped
+                    await ctx.emit(unreadable_frame(frame, exc))
+                    continue
                 if self.resume and self.tr.session_id and self.tr.session_id != self.resume:
                     # Cursor does not refuse an unknown id: it silently starts a new chat without the history.
                     fresh = self.tr.session_id

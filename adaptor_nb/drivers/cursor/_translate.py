@@ -98,6 +98,18 @@ def _mcp_text(result: Any) -> str:
     return "".join(out)
 
 
+def unreadable_frame(frame: dict[str, Any], exc: BaseException) -> Notice:
+    """The Notice for a frame the translator cannot read (fields of unexpected types or shapes): it is skipped."""
+    kind = frame.get("type")
+    shown = kind[:40] if isinstance(kind, str) else type(kind).__name__
+    return Notice(
+        kind=NoticeKind.LIFECYCLE.value,
+        text=f"Cursor Agent wrote a {shown!r} frame this driver cannot read ({type(exc).__name__}: "
+        f"{str(exc)[:200]}); it was skipped",
+        metadata={"code": "cursor.protocol_error"},
+    )
+
+
 class Translator:
     """Turns the lines of one turn into events (returned) and transcript items (handed to ``transcript``)."""
 
@@ -124,6 +136,8 @@ class Translator:
 
     def line(self, frame: dict[str, Any]) -> list[Event]:
         kind = frame.get("type")
+        if not isinstance(kind, str):
+            return [unreadable_frame(frame, TypeError(f"its type is a {type(kind).__name__}, not a string"))]
         sid = frame.get("session_id")
         if isinstance(sid, str) and sid and not self.session_id:
             self.session_id = sid
@@ -363,8 +377,9 @@ class Translator:
         raw = inner.get("result")
         ok = raw.get("success") if isinstance(raw, dict) else None
         steps_text: list[str] = []
-        if isinstance(ok, dict):
-            for step in ok.get("conversationSteps") or []:
+        steps = ok.get("conversationSteps") if isinstance(ok, dict) else None
+        if isinstance(steps, list):
+            for step in steps:
                 message = step.get("assistantMessage") if isinstance(step, dict) else None
                 if isinstance(message, dict) and isinstance(message.get("text"), str):
                     steps_text.append(message["text"])
