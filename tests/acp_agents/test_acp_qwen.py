@@ -1,0 +1,70 @@
+"""The ACP driver on the real Qwen Code (``qwen --acp``) against the fake Chat Completions server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy
+from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
+
+from .conftest import DriverFactory
+
+MAKE_FILE = '[[tool run_shell_command {"command": "echo hi > made.txt"}]]'
+ASK = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
+
+
+class Answer:
+    """An approval handler that answers every request the same way and keeps what it saw."""
+
+    def __init__(self, approve: bool) -> None:
+        self.approve = approve
+        self.seen: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> None:
+        self.seen.append(request)
+        if self.approve:
+            request.approve()
+        else:
+            request.deny("not today")
+
+
+async def test_a_plain_turn_answers_with_the_model_text(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    fake.enqueue(ChatReply.text("hello from the fake"))
+    async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+        result = await agent.send("Say hello.").result()
+    assert result.text == "hello from the fake"
+    assert result.provider == "qwen"
+    assert result.usage is not None
+
+
+async def test_an_approved_tool_call_runs_and_a_second_turn_continues_the_thread(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    handler = Answer(True)
+    async with Agent(make_qwen(), workspace=str(tmp_path), policy=ASK, on_approval=handler) as agent:
+        thread = agent.thread("t1")
+        first = await thread.send(f"Make a file. {MAKE_FILE}").result()
+        second = await thread.send("And again? [[say second answer]]").result()
+    assert first.text.startswith("Done.")
+    assert (tmp_path / "made.txt").read_text().strip() == "hi"
+    assert second.text == "second answer"
+    # The second prompt went to the same session: the model saw the first turn with it.
+    second_req = [r for r in fake.requests if "[[say second answer]]" in " ".join(r.texts("user"))]
+    assert second_req and any("Make a file." in t for t in second_req[0].texts("user"))
+    assert len(handler.seen) == 1
+    assert {c.label for c in handler.seen[0].choices} >= {"Allow", "Reject"}
+
+
+async def test_a_denied_tool_call_does_not_run_and_ends_the_run(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    handler = Answer(False)
+    async with Agent(make_qwen(), workspace=str(tmp_path), policy=ASK, on_approval=handler) as agent:
+        with pytest.raises(ApprovalDenied):
+            await agent.send(f"Make a file. {MAKE_FILE}").result()
+    assert not (tmp_path / "made.txt").exists()
+    assert len(handler.seen) == 1 and handler.seen[0].title == "echo hi > made.txt"
