@@ -12,7 +12,17 @@ from adaptor_nb.drivers import acp
 
 
 def test_every_preset_names_its_argv_credential_and_install() -> None:
-    assert set(acp.PRESETS) == {"qwen", "codex", "codebuddy", "gemini", "opencode", "goose", "claude", "copilot", "cursor"}
+    assert set(acp.PRESETS) == {
+        "qwen",
+        "codex",
+        "codebuddy",
+        "gemini",
+        "opencode",
+        "goose",
+        "claude",
+        "copilot",
+        "cursor",
+    }
     for name, known in acp.PRESETS.items():
         config = acp.preset(name)
         assert config.command == list(known.argv) and config.name == name

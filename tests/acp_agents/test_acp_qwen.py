@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy
+from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy, RunCancelled
 from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
 
 from .conftest import DriverFactory
@@ -68,3 +69,22 @@ async def test_a_denied_tool_call_does_not_run_and_ends_the_run(
             await agent.send(f"Make a file. {MAKE_FILE}").result()
     assert not (tmp_path / "made.txt").exists()
     assert len(handler.seen) == 1 and handler.seen[0].title == "echo hi > made.txt"
+
+
+async def test_cancel_mid_turn_sends_session_cancel_and_the_thread_goes_on(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    hold = fake.hold("c")
+    try:
+        async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+            thread = agent.thread("t")
+            stream = thread.send("Wait. [[hold c]] [[say too late]]")
+            await asyncio.to_thread(fake.wait_for_requests, 1, 60)
+            stream.cancel()
+            with pytest.raises(RunCancelled):
+                await stream.result()
+            hold.set()
+            after = await thread.send("Again. [[say after the cancel]]").result()
+    finally:
+        hold.set()
+    assert after.text == "after the cancel"
