@@ -66,7 +66,7 @@ def home(tmp_path: Path) -> Path:
 
 def qwen_config(qwen: str, home: Path, url: str, wire: NetworkTripwire, **fields: Any) -> acp.Config:
     """Qwen Code on the fake Chat Completions server with a private HOME."""
-    env = {"HOME": str(home), "QWEN_USAGE_STATISTICS_ENABLED": "0", "QWEN_TELEMETRY_ENABLED": "0", **wire.env()}
+    env = {"HOME": str(home), **wire.env()}
     env.update(fields.pop("env", {}))
     return acp.preset(
         "qwen",

@@ -14,7 +14,8 @@ from ._config import Config
 @dataclass(frozen=True)
 class Preset:
     """One known ACP agent: ``argv`` starts it speaking ACP on stdio, ``auth_envs`` are the variables that carry
-    its credential (``auth`` says it in words, also for agents that log in otherwise), ``install`` how to get it."""
+    its credential (``auth`` says it in words, also for agents that log in otherwise), ``install`` how to get it;
+    ``env`` keeps it quiet (no telemetry, no update checks; a Config's own ``env`` wins)."""
 
     name: str
     argv: tuple[str, ...]
@@ -22,6 +23,7 @@ class Preset:
     auth: str
     install: str
     mode: str = ""
+    env: tuple[tuple[str, str], ...] = ()
 
     def credential(self, env: Mapping[str, str] | None = None) -> str:
         """The variable that holds this agent's credential in ``env`` (default: this process's), else ""."""
@@ -36,6 +38,7 @@ class Preset:
             install_hint=self.install,
             auth_envs=self.auth_envs,
         )
+        fields["env"] = {**dict(self.env), **fields.get("env", {})}
         extra = list(fields.pop("extra_args", []))
         cfg = replace(base, **fields)
         return replace(cfg, command=[*(cfg.command or []), *extra]) if extra else cfg
@@ -51,6 +54,7 @@ PRESETS: dict[str, Preset] = {
             "OPENAI_API_KEY with --auth-type openai (and --openai-base-url for another endpoint), or `qwen` login",
             "npm install -g @qwen-code/qwen-code@0.24.4",
             mode="default",
+            env=(("QWEN_USAGE_STATISTICS_ENABLED", "0"), ("QWEN_TELEMETRY_ENABLED", "0")),
         ),
         Preset(
             "codex",
@@ -65,6 +69,12 @@ PRESETS: dict[str, Preset] = {
             ("CODEBUDDY_API_KEY",),
             "CODEBUDDY_API_KEY, or `codebuddy` login",
             "pip install 'adaptor_nb[codebuddy]' (the codebuddy-agent-sdk wheel ships codebuddy-headless)",
+            env=(
+                ("DISABLE_TELEMETRY", "1"),
+                ("CODEBUDDY_SKIP_BUILTIN_MARKETPLACE", "1"),
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("CODEBUDDY_DISABLE_AUTO_MEMORY", "1"),
+            ),
         ),
         Preset(
             "gemini",
