@@ -3,6 +3,7 @@ project's fake model servers on 127.0.0.1, a private HOME per test, and a check 
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,7 +66,10 @@ def home(tmp_path: Path) -> Path:
 
 
 def qwen_config(qwen: str, home: Path, url: str, wire: NetworkTripwire, **fields: Any) -> acp.Config:
-    """Qwen Code on the fake Chat Completions server with a private HOME."""
+    """Qwen Code on the fake Chat Completions server with a private HOME and no retries of a failed request."""
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"model": {"generationConfig": {"maxRetries": 0}}}))
     env = {"HOME": str(home), **wire.env()}
     env.update(fields.pop("env", {}))
     return acp.preset(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
+from pathlib import Path
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -37,7 +38,8 @@ def responder_for(case: ConformanceCase) -> Callable[[ChatRequest], ChatReply]:
             return ChatReply.text(run.follow_up if run is not None else "unscripted")
         run = case.runs[int(m.group(1)) - 1]
         if run.fail:
-            return ChatReply.error(500, "conformance: the scripted model request failed")
+            # 400, not 500: Qwen Code retries a 5xx seven times with backoff (over a minute) before it gives up.
+            return ChatReply.error(400, "conformance: the scripted model request failed")
         if run.approval is ApprovalKind.PERMISSION and not req.tool_outputs:
             return ChatReply.tool("run_shell_command", {"command": "touch conformance.txt"})
         return ChatReply.text(run.reply, hold=case.hold if run.hold else None)
@@ -53,8 +55,6 @@ def make_factory(
         with tempfile.TemporaryDirectory(prefix="qwen-home-") as home:
             async with FakeChatCompletionsServer() as server:
                 server.responder = responder_for(case)
-                from pathlib import Path
-
                 yield acp.Driver(qwen_config(qwen, Path(home), server.url, tripwire, cwd=case.workspace or None))
 
     return factory
