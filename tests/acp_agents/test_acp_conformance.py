@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
-from pathlib import Path
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 
