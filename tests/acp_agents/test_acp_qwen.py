@@ -6,9 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy, RunCancelled
 from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
+from adaptor_nb.threadstore import MemoryStore
 
 from .conftest import DriverFactory
 
@@ -88,3 +90,30 @@ async def test_cancel_mid_turn_sends_session_cancel_and_the_thread_goes_on(
     finally:
         hold.set()
     assert after.text == "after the cancel"
+
+
+async def test_a_named_thread_continues_after_the_agent_is_closed_and_reopened(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    store = MemoryStore()
+    async with Agent(make_qwen(), workspace=str(tmp_path), thread_store=store) as agent:
+        first = await agent.thread("kept").send("Remember the word kiwi. [[say noted]]").result()
+    async with Agent(make_qwen(), workspace=str(tmp_path), thread_store=store) as agent:
+        second = await agent.thread("kept").send("Which word? [[say kiwi]]").result()
+    assert (first.text, second.text) == ("noted", "kiwi")
+    # A new agent process loaded the session (session/load): the model saw the first turn again.
+    asked = [r for r in fake.requests if "Which word?" in " ".join(r.texts("user"))]
+    assert asked and any("Remember the word kiwi." in t for t in asked[0].texts("user"))
+
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+async def test_structured_output_is_prompted_and_validated_into_a_pydantic_model(
+    make_qwen: DriverFactory, tmp_path: Path
+) -> None:
+    async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+        result = await agent.send('Who? [[json {"name": "Ada", "age": 36}]]', schema=Person).result()
+    assert result.decode(Person) == Person(name="Ada", age=36)
