@@ -30,13 +30,14 @@ def responder_for(case: ConformanceCase) -> Callable[[ChatRequest], ChatReply]:
     """Plays the case: the run named in the newest prompt, its approval (a shell command), hold and failure."""
 
     def respond(req: ChatRequest) -> ChatReply:
-        m = _RUN.search(req.prompt)
-        if m is None:
+        # The newest run named in the prompt: Qwen Code sends a failed turn's prompt again ahead of the next one.
+        named = _RUN.findall(req.prompt)
+        if not named:
             # A later turn of the run (supplemental input), or one of Qwen Code's own background requests.
             runs = [int(x) for x in _RUN.findall("\n".join(req.user_queries()))]
             run = case.runs[(runs[-1] if runs else 1) - 1] if case.runs else None
             return ChatReply.text(run.follow_up if run is not None else "unscripted")
-        run = case.runs[int(m.group(1)) - 1]
+        run = case.runs[int(named[-1]) - 1]
         if run.fail:
             # 400, not 500: Qwen Code retries a 5xx seven times with backoff (over a minute) before it gives up.
             return ChatReply.error(400, "conformance: the scripted model request failed")

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy, RunCancelled
+from adaptor_nb import (
+    Agent,
+    ApprovalDenied,
+    ApprovalMode,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Policy,
+    RunCancelled,
+    RunError,
+)
 from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
 from adaptor_nb.threadstore import MemoryStore
 
@@ -117,3 +126,11 @@ async def test_structured_output_is_prompted_and_validated_into_a_pydantic_model
     async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
         result = await agent.send('Who? [[json {"name": "Ada", "age": 36}]]', schema=Person).result()
     assert result.decode(Person) == Person(name="Ada", age=36)
+
+
+async def test_a_model_is_chosen_through_the_session_model_option(make_qwen: DriverFactory, tmp_path: Path) -> None:
+    async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+        chosen = await agent.send("Hi. [[say hi]]", model="fake-model").result()
+        with pytest.raises(RunError, match=r"cannot switch to model 'no-such-model' \(it offers: fake-model\)"):
+            await agent.send("Hi. [[say hi]]", model="no-such-model").result()
+    assert (chosen.text, chosen.model) == ("hi", "fake-model")

@@ -31,7 +31,7 @@ from ...driver import (
 from ._approvals import APPROVALS
 from ._config import Config
 from ._process import AgentProcess
-from ._session import Turn, open_session
+from ._session import Turn, current_model, open_session, select_model
 
 # ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends.
 MESSAGES = MessageCapabilities(boundaries=frozenset({Boundary.TURN_END}), continue_mode=ContinueMode.RESUME)
@@ -116,12 +116,14 @@ class Driver:
         healthy = False
         try:
             await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode)
+            await select_model(agent, inv.model, self.config.startup_timeout)
             text = inv.prompt
             instructions = "\n\n".join(s for s in (self.config.instructions, inv.instructions) if s)
             if instructions and not agent.prompted:
                 text = f"{instructions}\n\n{text}"
             agent.prompted = True
-            turn = Turn(agent, ctx, self.config.agent_name, inv.model, self.config.grace_period)
+            model = inv.model or current_model(agent)
+            turn = Turn(agent, ctx, self.config.agent_name, model, self.config.grace_period)
             try:
                 outcome = await turn.execute(text)
             finally:

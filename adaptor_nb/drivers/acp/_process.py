@@ -81,6 +81,7 @@ class AgentProcess:
         self.session_id = ""
         self.session: dict[str, Any] = {}
         self.prompted = False
+        self.model = ""
 
     @classmethod
     async def spawn(

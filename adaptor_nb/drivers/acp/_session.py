@@ -89,6 +89,57 @@ async def open_session(agent: AgentProcess, inv: Invocation, cwd: str, timeout: 
         ) from None
 
 
+def _describe(exc: BaseException) -> str:
+    """A JSON-RPC error with the details the agent put in its ``data``."""
+    data = getattr(exc, "data", None)
+    details = data.get("details") if isinstance(data, dict) else data
+    return f"{exc} ({details})" if details else str(exc)
+
+
+def _model_option(agent: AgentProcess) -> dict[str, Any]:
+    for option in agent.session.get("configOptions") or []:
+        if isinstance(option, dict) and option.get("id") == "model":
+            return option
+    return {}
+
+
+def current_model(agent: AgentProcess) -> str:
+    """The name of the session's model as its ``model`` config option says ("" when it has none)."""
+    option = _model_option(agent)
+    current = option.get("currentValue")
+    for choice in option.get("options") or []:
+        if isinstance(choice, dict) and choice.get("value") == current:
+            return str(choice.get("name") or current)
+    return str(current or "")
+
+
+async def select_model(agent: AgentProcess, model: str, timeout: float) -> None:
+    """Switch the session to ``model`` through its ``model`` config option (matched by value or name).
+
+    An agent without that option, or without that model, fails the run naming what it offers."""
+    if not model or model == agent.model:
+        return
+    option = _model_option(agent)
+    choices = [c for c in option.get("options") or [] if isinstance(c, dict)]
+    value = next((str(c["value"]) for c in choices if model in (c.get("value"), c.get("name"))), "")
+    if not value:
+        offered = ", ".join(str(c.get("name") or c.get("value")) for c in choices) or "no model choice"
+        raise DriverFailure(
+            f"the ACP agent {agent.proc.argv[0]!r} cannot switch to model {model!r} (it offers: {offered})",
+            details={"model": model},
+        )
+    try:
+        await asyncio.wait_for(
+            agent.conn.set_config_option(config_id="model", session_id=agent.session_id, value=value), timeout
+        )
+    except Exception as exc:
+        raise DriverFailure(
+            f"the ACP agent {agent.proc.argv[0]!r} refused model {model!r}: {type(exc).__name__}: {exc}",
+            details={"model": model, "stderr_tail": agent.proc.stderr_tail()},
+        ) from None
+    agent.model = model
+
+
 class Turn:
     """One ``session/prompt`` on ``agent``: events out, approvals through the core, a DriverOutcome back."""
 
@@ -166,7 +217,7 @@ class Turn:
             what = (
                 f"the ACP agent exited during the turn (exit code {agent.proc.returncode})"
                 if exited or isinstance(exc, ConnectionError)
-                else f"the ACP agent failed the prompt: {exc}"
+                else f"the ACP agent failed the prompt: {_describe(exc)}"
             )
             raise DriverFailure(
                 what,
@@ -193,4 +244,4 @@ class Turn:
         )
 
 
-__all__ = ["Turn", "mcp_servers", "open_session"]
+__all__ = ["Turn", "current_model", "mcp_servers", "open_session", "select_model"]
