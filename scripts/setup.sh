@@ -8,6 +8,8 @@ ROOT=$(pwd)
 
 CLAUDE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
+QWEN_VERSION=0.24.4
+CODEX_ACP_VERSION=0.16.0
 
 MINIMAL=${ADAPTOR_NB_SETUP_MINIMAL:-0}  # 1: only the Python package (enough for the demo notebook)
 
@@ -42,7 +44,7 @@ if [ "$MINIMAL" = 1 ]; then
   .venv/bin/python -m pip install -q -e ".[demo]"
 else
   echo "== installing adaptor_nb with all extras"
-  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools,postgres]"
+  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools,postgres,acp]"
 fi
 
 if [ "$MINIMAL" = 1 ]; then
@@ -58,5 +60,13 @@ if [ ! -x .cache/npm/node_modules/.bin/claude ] || [ ! -x .cache/npm/node_module
   (cd .cache/npm && [ -f package.json ] || echo '{"name":"adaptor-nb-cli-cache","private":true}' > package.json)
   npm install --prefix "$ROOT/.cache/npm" --no-audit --no-fund --loglevel=error \
     "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION"
+fi
+if [ ! -x .cache/npm/node_modules/.bin/qwen ] || [ ! -x .cache/npm/node_modules/.bin/codex-acp ] \
+   || ! grep -q "\"version\": \"$QWEN_VERSION\"" .cache/npm/node_modules/@qwen-code/qwen-code/package.json 2>/dev/null \
+   || ! grep -q "\"version\": \"$CODEX_ACP_VERSION\"" .cache/npm/node_modules/@zed-industries/codex-acp/package.json 2>/dev/null; then
+  echo "== installing the pinned ACP agents into .cache/npm"
+  (cd .cache/npm && [ -f package.json ] || echo '{"name":"adaptor-nb-cli-cache","private":true}' > package.json)
+  npm install --prefix "$ROOT/.cache/npm" --no-audit --no-fund --loglevel=error \
+    "@qwen-code/qwen-code@$QWEN_VERSION" "@zed-industries/codex-acp@$CODEX_ACP_VERSION"
 fi
 echo "== setup done"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from .._views._interpolate import OptionError as OptionError  # the error option lines and templates raise
-from ._help import DRIVER_NAMES
+from ._help import ACP_NAMES, DRIVER_NAMES
 from ._tools import ToolsError, tool_names
 
 APPROVAL_MODES = ("ask", "auto", "deny")
@@ -72,7 +72,7 @@ def _cell_parser() -> _Parser:
     p = _Parser(prog="%%agent", add_help=False, allow_abbrev=False)
     p.add_argument("--thread")
     p.add_argument("--agent")
-    p.add_argument("--driver", choices=DRIVER_NAMES)
+    p.add_argument("--driver", choices=(*DRIVER_NAMES, *ACP_NAMES))
     p.add_argument("--model")
     p.add_argument("--schema")
     p.add_argument("--out", default="_agent")
@@ -153,7 +153,7 @@ def _tools(value: str | None, agent: str | None) -> tuple[str, ...]:
 def parse_use(args: list[str]) -> UseOptions:
     """Parse the words after ``%agent use``."""
     p = _Parser(prog="%agent use", add_help=False, allow_abbrev=False)
-    p.add_argument("driver", choices=(*DRIVER_NAMES, "default"))
+    p.add_argument("driver", choices=(*DRIVER_NAMES, *ACP_NAMES, "default"))
     p.add_argument("--model")
     p.add_argument("--approvals", choices=APPROVAL_MODES)
     p.add_argument("--timeout", type=_positive_seconds)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +32,12 @@ class DriverChoice:
 def make_driver(name: str, env: Mapping[str, str] | None = None) -> Any:
     """A built-in driver with its default configuration (raises ImportError if that driver is not available).
 
-    ``env`` is added to the CLI's environment (the drivers' ``Config.env``).
+    ``env`` is added to the CLI's environment (the drivers' ``Config.env``); ``acp:AGENT`` names an ACP preset.
     """
+    if name.startswith("acp:"):
+        from ..drivers import acp
+
+        return acp.Driver(acp.preset(name[4:], env=dict(env or {})))
     module = importlib.import_module(f"adaptor_nb.drivers.{name}")
     if name == "reference":
         return module.Driver()
@@ -92,10 +97,16 @@ class ProbeOutcome:
         if self.driver is not None:
             return ""
         failed = {c.name for c in getattr(self.report, "checks", ()) if not c.ok}
+        install, fixes = INSTALL.get(self.name, ""), FIXES.get(self.name, "")
+        if self.name.startswith("acp:"):
+            from ..drivers import acp
+
+            known = acp.PRESETS.get(self.name[4:])
+            install, fixes = (known.install, f"give it its credential: {known.auth}") if known else ("", "")
         if self.report is None or failed & {"cli", "command", "version"}:
-            return INSTALL.get(self.name, "")
+            return install
         if "auth" in failed:
-            return FIXES.get(self.name, "")
+            return fixes
         return ""
 
     def summary(self) -> str:
@@ -115,6 +126,17 @@ class ProbeOutcome:
         if self.driver is None and not auth and cli is not None and cli.ok:
             verdict = "not usable"
         return f"{self.name}: {found}, {version}, {credentials}: {verdict}"
+
+
+def acp_on_path() -> tuple[str, ...]:
+    """The ``acp:AGENT`` names whose agent binary is on PATH (``%agent status`` lists those)."""
+    from ._help import ACP_NAMES
+
+    if not ACP_NAMES:
+        return ()
+    from ..drivers import acp
+
+    return tuple(n for n in ACP_NAMES if n[4:] in acp.PRESETS and shutil.which(acp.PRESETS[n[4:]].argv[0]))
 
 
 async def inspect_driver(name: str, env: Mapping[str, str] | None = None, home: Path | None = None) -> ProbeOutcome:

@@ -11,7 +11,12 @@ def installed_drivers() -> tuple[str, ...]:
 
 
 DRIVER_NAMES = installed_drivers()
-_LISTED = ", ".join(DRIVER_NAMES)
+# The ACP driver's presets (kept in step with adaptor_nb.drivers.acp.PRESETS; importing it here would slow loading).
+ACP_PRESETS = ("qwen", "codex", "codebuddy", "gemini", "opencode", "goose", "claude", "copilot", "cursor")
+ACP_NAMES = (
+    tuple(f"acp:{p}" for p in ACP_PRESETS) if importlib.util.find_spec("adaptor_nb.drivers.acp") is not None else ()
+)
+_LISTED = ", ".join(DRIVER_NAMES) + (f", acp:AGENT ({', '.join(ACP_PRESETS)})" if ACP_NAMES else "")
 
 CELL_HELP = """\
 %%agent [options]

@@ -12,7 +12,7 @@ from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from .._views._model import INTERRUPTED
 from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
-from ._defaults import inspect_driver
+from ._defaults import acp_on_path, inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
@@ -358,7 +358,8 @@ def apply_use(session: NotebookSession, opts: UseOptions) -> None:
 
 async def status_report(session: NotebookSession) -> str:
     """What ``%agent status`` prints: every installed driver's probe, then the notebook's state."""
-    outcomes = await asyncio.gather(*(inspect_driver(name) for name in DRIVER_NAMES))
+    names = (*DRIVER_NAMES, *acp_on_path())
+    outcomes = await asyncio.gather(*(inspect_driver(name) for name in names))
     lines = ["drivers:"]
     for outcome in outcomes:
         lines.append(f"  {outcome.summary()}")

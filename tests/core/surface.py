@@ -40,6 +40,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("adaptor_nb.drivers.codex", USERS),
     ("adaptor_nb.drivers.cursor", USERS),
     ("adaptor_nb.drivers.codebuddy", USERS),
+    ("adaptor_nb.drivers.acp", USERS),
     ("adaptor_nb.drivers.reference", USERS),
     ("adaptor_nb.driver", DRIVERS),
     ("adaptor_nb.testing", TESTS),

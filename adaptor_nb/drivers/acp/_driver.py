@@ -1,0 +1,206 @@
+"""The ACP driver: descriptor, validation, one persistent agent process per Thread, inspection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import replace
+from typing import Any
+
+from ...driver import (
+    Boundary,
+    ContinueMode,
+    Descriptor,
+    DriverOutcome,
+    EnvironmentReport,
+    IdentityCodec,
+    Invocation,
+    MessageCapabilities,
+    ProcessInfo,
+    ProcessKind,
+    RunContext,
+    StructuredOutputCapabilities,
+    continues_session,
+    parked,
+    probe_cli,
+    resolve_command,
+)
+from ._approvals import APPROVALS
+from ._config import Config
+from ._process import AgentProcess
+from ._session import Turn, current_model, open_session, select_model
+
+# ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends.
+MESSAGES = MessageCapabilities(boundaries=frozenset({Boundary.TURN_END}), continue_mode=ContinueMode.RESUME)
+VERSION = "0.1.0"
+
+
+class Driver:
+    """Drives any Agent Client Protocol agent over stdio (``acp.Config(command=[...])`` or ``acp.preset(name)``).
+
+    Example::
+
+        from adaptor_nb.drivers import acp
+        agent = Agent(acp.Driver(acp.preset("qwen")))
+    """
+
+    session_codec = IdentityCodec()
+
+    def __init__(self, config: Config | None = None, **fields: Any) -> None:
+        cfg = config if config is not None else Config()
+        if not isinstance(cfg, Config):
+            raise TypeError(f"acp.Driver() takes an acp.Config, got {type(cfg).__name__}")
+        if fields:
+            cfg = replace(cfg, **fields)
+        self.config = cfg
+
+    @property
+    def name(self) -> str:
+        return "acp"
+
+    def __repr__(self) -> str:
+        c = self.config
+        parts = [f"name={c.agent_name!r}"]
+        if c.secret_env:
+            parts.append(f"secret_env=<{len(c.secret_env)} hidden>")
+        return f"acp.Driver({', '.join(parts)})"
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(
+            name="acp",
+            provider=self.config.agent_name,
+            messages=MESSAGES,
+            approvals=APPROVALS,
+            structured_output=StructuredOutputCapabilities(native=False, prompted=True),
+            resume=True,
+            persistent=True,
+            mcp=frozenset({"stdio"}),
+        )
+
+    def validate_config(self) -> None:
+        """Raise InvalidDriverConfigError for a bad field or an agent binary that cannot be found."""
+        self.config.validate()
+        self.command()
+
+    def command(self) -> list[str]:
+        c = self.config
+        argv = c.command or []
+        hint = c.install_hint or "Install the agent or give its full path in acp.Config.command."
+        found = resolve_command(argv[:1], argv[0] if argv else "", hint, "acp")
+        return [*found, *argv[1:], *c.extra_args]
+
+    def config_fingerprint(self) -> str:
+        c = self.config
+        raw = json.dumps({"command": c.command, "extra": c.extra_args, "mode": c.mode}, sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+    def _env(self, inv: Invocation | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.config.env)
+        env.update(self.config.secret_env)
+        if inv is not None:
+            env.update(inv.env)
+        return env
+
+    # -- runs --------------------------------------------------------------------------------------------
+
+    async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+        self.validate_config()
+        inv = invocation
+        cwd = inv.workspace or self.config.cwd or os.getcwd()
+        fingerprint = self.config_fingerprint()
+        agent = await self._acquire(inv, ctx, cwd, fingerprint)
+        healthy = False
+        try:
+            await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode)
+            await select_model(agent, inv.model, self.config.startup_timeout)
+            text = inv.prompt
+            instructions = "\n\n".join(s for s in (self.config.instructions, inv.instructions) if s)
+            if instructions and not agent.prompted:
+                text = f"{instructions}\n\n{text}"
+            agent.prompted = True
+            model = inv.model or current_model(agent)
+            turn = Turn(agent, ctx, self.config.agent_name, model, self.config.grace_period)
+            try:
+                outcome = await turn.execute(text)
+            finally:
+                healthy = turn.finished and agent.alive
+            outcome.checkpoint_data["workspace"] = cwd
+            return outcome
+        finally:
+            await self._release(agent, inv, ctx, fingerprint, healthy)
+
+    async def _acquire(self, inv: Invocation, ctx: RunContext, cwd: str, fingerprint: str) -> AgentProcess:
+        """The Thread's parked agent when it still holds this run's session, else a fresh one."""
+        slot = inv.slot
+        agent = parked(slot, AgentProcess)
+        if slot is not None and agent is not None:
+            if slot.fingerprint == fingerprint and continues_session(inv, agent.session_id) and agent.alive:
+                slot.detach()
+                return agent
+            await slot.close()
+        argv = self.command()
+        agent = await AgentProcess.spawn(
+            argv,
+            env=self._env(inv),
+            cwd=cwd,
+            timeout=self.config.startup_timeout,
+            on_stderr=ctx.raw_stderr,
+            version=VERSION,
+            max_line=self.config.max_line_bytes,
+        )
+        await ctx.emit(ProcessInfo(kind=ProcessKind.SPAWN, text=" ".join(argv), data={"pid": agent.pid, "argv": argv}))
+        return agent
+
+    async def _release(
+        self, agent: AgentProcess, inv: Invocation, ctx: RunContext, fingerprint: str, healthy: bool
+    ) -> None:
+        """Park the agent in the Thread's slot after a healthy run, else close it (bounded, even if cancelled)."""
+        agent.attach(None, None)
+        if healthy and inv.slot is not None and not inv.spawn:
+            grace = self.config.grace_period
+
+            async def closer() -> None:
+                await agent.close(grace)
+
+            inv.slot.attach(agent, fingerprint, closer)
+            return
+        closing = asyncio.get_running_loop().create_task(agent.close(self.config.grace_period))
+        try:
+            returncode = await asyncio.shield(closing)
+        except BaseException:
+            return  # cancelled again while closing: the close goes on in its own task
+        task = asyncio.current_task()
+        if not (task is not None and task.cancelling()):
+            with contextlib.suppress(Exception):
+                await ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": returncode, "pid": agent.pid}))
+
+    # -- inspection --------------------------------------------------------------------------------------
+
+    def _auth_source(self) -> str:
+        env = self._env()
+        return next((name for name in self.config.auth_envs if env.get(name)), "")
+
+    async def probe_environment(self) -> EnvironmentReport:
+        """The agent found, its version and its credential variable, without starting a model task."""
+
+        def command() -> list[str]:
+            self.config.validate()
+            return self.command()[:1]
+
+        names = ", ".join(self.config.auth_envs) or "no credential variable known"
+        return await probe_cli(
+            "acp",
+            command,
+            self._env(),
+            timeout=self.config.startup_timeout,
+            auth=self._auth_source(),
+            no_auth=f"none of {names} is set (the agent may still have its own login)",
+            messages=MESSAGES,
+        )
+
+
+__all__ = ["MESSAGES", "Driver"]

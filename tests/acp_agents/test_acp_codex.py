@@ -1,0 +1,99 @@
+"""The ACP driver on the real codex-acp (Zed's adapter around Codex) against the fake Responses server, with an
+isolated CODEX_HOME."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adaptor_nb import Agent, ApprovalDenied, ApprovalMode, ApprovalPolicy, ApprovalRequest, Policy
+from adaptor_nb.drivers import acp
+from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
+from adaptor_nb.testing import FakeOpenAIServer
+from adaptor_nb.testing._openai import Reply
+
+from .conftest import API_KEY, NetworkTripwire, find_agent
+
+KEY_ENV = "FAKE_OPENAI_API_KEY"
+ASK = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
+
+
+@pytest.fixture(scope="session")
+def codex_acp_bin() -> str:
+    found = find_agent("codex-acp")
+    if found is None:
+        pytest.fail("codex-acp is missing: run scripts/setup.sh (it installs @zed-industries/codex-acp)")
+    return found
+
+
+@pytest.fixture
+async def fake_responses() -> object:
+    async with FakeOpenAIServer() as server:
+        yield server
+
+
+def codex_driver(
+    bin_: str, tmp_path: Path, server: FakeOpenAIServer, wire: NetworkTripwire, **settings: object
+) -> acp.Driver:
+    config = provider_settings(
+        base_url=server.base_url, model="gpt-5.5", env_key=KEY_ENV, request_max_retries=0, stream_max_retries=0
+    )
+    config.update(settings)
+    home = write_codex_home(tmp_path / "codex-home", config)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(home), **wire.env()}
+    return acp.Driver(acp.preset("codex", command=[bin_], env=env, secret_env={KEY_ENV: API_KEY}, grace_period=1.0))
+
+
+class Answer:
+    def __init__(self, approve: bool) -> None:
+        self.approve = approve
+        self.seen: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> None:
+        self.seen.append(request)
+        if self.approve:
+            request.approve()
+        else:
+            request.deny("not today")
+
+
+async def test_codex_acp_answers_a_plain_turn_and_a_second_one_on_the_thread(
+    codex_acp_bin: str, fake_responses: FakeOpenAIServer, tmp_path: Path, tripwire: NetworkTripwire
+) -> None:
+    fake_responses.enqueue(Reply.text("first from codex"), Reply.text("second from codex"))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with Agent(codex_driver(codex_acp_bin, tmp_path, fake_responses, tripwire), workspace=str(workspace)) as a:
+        thread = a.thread("t")
+        first = await thread.send("Say something.").result()
+        second = await thread.send("Again.").result()
+    assert first.text == "first from codex"
+    assert second.text == "second from codex"
+    assert first.provider == "codex"
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_codex_acp_asks_before_a_command_outside_its_sandbox(
+    approve: bool, codex_acp_bin: str, fake_responses: FakeOpenAIServer, tmp_path: Path, tripwire: NetworkTripwire
+) -> None:
+    fake_responses.enqueue(
+        Reply.exec_command("touch made.txt", sandbox_permissions="require_escalated", justification="make a file"),
+        Reply.text("finished"),
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    handler = Answer(approve)
+    driver = codex_driver(
+        codex_acp_bin, tmp_path, fake_responses, tripwire, approval_policy="on-request", sandbox_mode="read-only"
+    )
+    async with Agent(driver, workspace=str(workspace), policy=ASK, on_approval=handler) as agent:
+        if approve:
+            result = await agent.send("Make a file.").result()
+            assert result.text == "finished"
+        else:
+            with pytest.raises(ApprovalDenied):
+                await agent.send("Make a file.").result()
+    assert len(handler.seen) == 1
+    assert (workspace / "made.txt").exists() is approve
