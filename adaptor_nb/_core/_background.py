@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextvars
 import inspect
 import threading
 import weakref
@@ -19,6 +20,21 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 
 EXIT_TIMEOUT = 10.0  # seconds each open Engine gets to close at interpreter exit
+INTERRUPT_TIMEOUT = 30.0  # seconds the runs of an interrupted call get to stop (their processes reaped)
+
+
+class Cancellable(Protocol):
+    """A run started inside a ``BackgroundLoop.run`` call."""
+
+    @property
+    def task(self) -> asyncio.Future[Any]: ...
+
+    def cancel(self, cause: str = ...) -> None: ...
+
+
+# The runs started inside the current ``BackgroundLoop.run`` call (None outside one): the Engine adds each run it
+# starts, so an interrupted call cancels exactly its own runs, those of its child tasks (map_rows' rows) included.
+STARTED: contextvars.ContextVar[list[Cancellable] | None] = contextvars.ContextVar("adaptor_nb_started", default=None)
 
 
 class Closable(Protocol):
@@ -80,7 +96,10 @@ class BackgroundLoop:
                 f"got {type(target).__name__}"
             )
 
+        started: list[Cancellable] = []
+
         async def main() -> T:
+            STARTED.set(started)
             aw = target() if callable(target) else target
             if not inspect.isawaitable(aw):
                 raise TypeError(f"{what}: the callable returned {type(aw).__name__}, not an awaitable")
@@ -91,12 +110,30 @@ class BackgroundLoop:
         try:
             return future.result()
         except KeyboardInterrupt:
-            future.cancel()  # the run is cancelled on the loop (its process reaped) before the interrupt goes on
+            future.cancel()
             try:
                 future.result()
             except (concurrent.futures.CancelledError, Exception):
                 pass
+            # The call's own runs are cancelled on the loop and their processes reaped before the interrupt goes
+            # on: awaiting a Result does not own the run, so cancelling the waiter alone would leave it running.
+            self._stop(started)
             raise
+
+    def _stop(self, runs: list[Cancellable]) -> None:
+        loop = self._loop
+        if loop is None or not runs:
+            return
+
+        async def stop() -> None:
+            for run in runs:
+                run.cancel("interrupted (KeyboardInterrupt)")
+            await asyncio.wait([run.task for run in runs], timeout=INTERRUPT_TIMEOUT)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(INTERRUPT_TIMEOUT + 5.0)
+        except (concurrent.futures.TimeoutError, KeyboardInterrupt, Exception):
+            pass  # a second interrupt, or runs that would not stop: the interrupt goes on regardless
 
     def shutdown(self, timeout: float = EXIT_TIMEOUT) -> None:
         """Close every open Engine that ran here, then stop the loop and its thread. Idempotent."""

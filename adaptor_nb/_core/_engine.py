@@ -11,7 +11,7 @@ from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
 from ..driver._spi import Descriptor, Driver
-from ._background import BACKGROUND
+from ._background import BACKGROUND, STARTED
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._hosting import check_tools, tool_revisions
@@ -149,6 +149,9 @@ class Engine:
             start_author=call.get("author"),
         )
         self.executions.add(ex)
+        started = STARTED.get()
+        if started is not None:
+            started.append(ex)  # inside a synchronous call: an interrupt of that call cancels this run
         return ex
 
     def running(self) -> list[Execution]:
