@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..driver._spi import Checkpoint
-from ._protocol import HistoryEntry
+from ._protocol import HistoryEntry, ThreadRecord
 
 
 def dump_json(value: Any, what: str) -> str:
@@ -55,3 +55,28 @@ def history_from_row(row: tuple[Any, ...]) -> HistoryEntry:
     """Rebuild a history entry from the columns written by ``history_to_row``."""
     kind, text, at = row
     return HistoryEntry(kind=kind, text=text, at=float(at))
+
+
+# The thread row both SQL stores write: its columns (after ``key``), the upsert's update clause, and its values.
+THREAD_COLUMNS = "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
+THREAD_UPSERT = (
+    "ON CONFLICT (key) DO UPDATE SET driver = excluded.driver, fingerprint = excluded.fingerprint, "
+    "updated_at = excluded.updated_at, runs = excluded.runs, last_status = excluded.last_status, "
+    "last_run_id = excluded.last_run_id, usage = excluded.usage, metadata = excluded.metadata"
+)
+
+
+def thread_row(record: ThreadRecord) -> tuple[Any, ...]:
+    """The values of a thread row: ``key`` then ``THREAD_COLUMNS``."""
+    return (
+        record.key,
+        record.driver,
+        record.fingerprint,
+        record.created_at,
+        record.updated_at,
+        record.runs,
+        record.last_status,
+        record.last_run_id,
+        dump_json(record.usage, "usage"),
+        dump_json(record.metadata, "thread metadata"),
+    )

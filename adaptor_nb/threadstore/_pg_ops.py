@@ -6,7 +6,16 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ThreadBusyError, ThreadLeaseLostError
-from ._codec import checkpoint_from_row, checkpoint_to_row, dump_json, history_from_row, history_to_row, load_json
+from ._codec import (
+    THREAD_COLUMNS,
+    THREAD_UPSERT,
+    checkpoint_from_row,
+    checkpoint_to_row,
+    history_from_row,
+    history_to_row,
+    load_json,
+    thread_row,
+)
 from ._holder import Holder, is_gone
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
@@ -16,7 +25,6 @@ if TYPE_CHECKING:
 PAGE = 500  # records loaded per round of queries by list()
 
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
-_THREAD_COLUMNS = "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
@@ -138,7 +146,7 @@ async def delete(conn: AsyncConnection[Any], s: str, key: str) -> bool:
 def _load_sql(s: str) -> str:
     """One statement that reads whole records: each thread row with its checkpoints, history and receipts as JSON."""
     return (
-        f"SELECT t.key, {', '.join('t.' + c for c in _THREAD_COLUMNS.split(', '))}, "
+        f"SELECT t.key, {', '.join('t.' + c for c in THREAD_COLUMNS.split(', '))}, "
         "(SELECT COALESCE(json_agg(json_build_array(c.slot, c.session_id, c.driver, c.fingerprint, c.run_id, "
         f"c.created_at, c.data) ORDER BY c.slot), '[]') FROM {s}.checkpoints c WHERE c.key = t.key), "
         "(SELECT COALESCE(json_agg(json_build_array(h.kind, h.text, h.at) ORDER BY h.position), '[]') "
@@ -186,22 +194,9 @@ async def _write_rows(
     conn: AsyncConnection[Any], s: str, old: ThreadRecord | None, new: ThreadRecord, key: str
 ) -> None:
     await conn.execute(
-        f"INSERT INTO {s}.threads (key, {_THREAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-        "ON CONFLICT (key) DO UPDATE SET driver = excluded.driver, fingerprint = excluded.fingerprint, "
-        "updated_at = excluded.updated_at, runs = excluded.runs, last_status = excluded.last_status, "
-        "last_run_id = excluded.last_run_id, usage = excluded.usage, metadata = excluded.metadata",
-        (
-            key,
-            new.driver,
-            new.fingerprint,
-            new.created_at,
-            new.updated_at,
-            new.runs,
-            new.last_status,
-            new.last_run_id,
-            dump_json(new.usage, "usage"),
-            dump_json(new.metadata, "thread metadata"),
-        ),
+        f"INSERT INTO {s}.threads (key, {THREAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        + THREAD_UPSERT,
+        thread_row(new),
     )
     async with conn.cursor() as cur:
         if old is None or old.checkpoint != new.checkpoint or old.archived != new.archived:

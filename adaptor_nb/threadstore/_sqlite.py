@@ -15,12 +15,14 @@ from typing import Any, Literal, TypeVar
 
 from .._errors import ThreadBusyError, ThreadLeaseLostError
 from ._codec import (
+    THREAD_COLUMNS,
+    THREAD_UPSERT,
     checkpoint_from_row,
     checkpoint_to_row,
-    dump_json,
     history_from_row,
     history_to_row,
     load_json,
+    thread_row,
 )
 from ._errors import store_error
 from ._holder import Holder, current, is_gone
@@ -414,12 +416,11 @@ def _delete(conn: sqlite3.Connection, key: str) -> bool:
 
 # --- record rows ------------------------------------------------------------------------------------------
 
-_THREAD_COLUMNS = "driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata"
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
 def _load(conn: sqlite3.Connection, key: str) -> ThreadRecord | None:
-    row = conn.execute(f"SELECT {_THREAD_COLUMNS} FROM threads WHERE key = ?", (key,)).fetchone()
+    row = conn.execute(f"SELECT {THREAD_COLUMNS} FROM threads WHERE key = ?", (key,)).fetchone()
     if row is None:
         return None
     driver, fingerprint, created_at, updated_at, runs, last_status, last_run_id, usage, metadata = row
@@ -461,7 +462,7 @@ def _load_many(conn: sqlite3.Connection, keys: list[str]) -> dict[str, ThreadRec
     marks = ",".join("?" * len(keys))
     threads = {
         row[0]: row[1:]
-        for row in conn.execute(f"SELECT key, {_THREAD_COLUMNS} FROM threads WHERE key IN ({marks})", keys)
+        for row in conn.execute(f"SELECT key, {THREAD_COLUMNS} FROM threads WHERE key IN ({marks})", keys)
     }
     current: dict[str, Any] = {}
     archived: dict[str, list[Any]] = {k: [] for k in threads}
@@ -521,22 +522,8 @@ def _save(conn: sqlite3.Connection, old: ThreadRecord | None, new: ThreadRecord)
     """Write ``new`` over ``old``, touching only the rows that changed (receipts can number a thousand)."""
     key = new.key
     conn.execute(
-        f"INSERT INTO threads (key, {_THREAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET driver = excluded.driver, fingerprint = excluded.fingerprint, "
-        "updated_at = excluded.updated_at, runs = excluded.runs, last_status = excluded.last_status, "
-        "last_run_id = excluded.last_run_id, usage = excluded.usage, metadata = excluded.metadata",
-        (
-            key,
-            new.driver,
-            new.fingerprint,
-            new.created_at,
-            new.updated_at,
-            new.runs,
-            new.last_status,
-            new.last_run_id,
-            dump_json(new.usage, "usage"),
-            dump_json(new.metadata, "thread metadata"),
-        ),
+        f"INSERT INTO threads (key, {THREAD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) " + THREAD_UPSERT,
+        thread_row(new),
     )
     if old is None or old.checkpoint != new.checkpoint or old.archived != new.archived:
         conn.execute("DELETE FROM checkpoints WHERE key = ?", (key,))
