@@ -10,7 +10,9 @@ from ._deps import require as _require
 
 _require()
 
+from . import _runframe as frame  # noqa: E402
 from ._keys import thread_key  # noqa: E402
+from ._mapping import EventMapper  # noqa: E402
 from ._registry import RunRegistry  # noqa: E402
 
-__all__ = ["RunRegistry", "thread_key"]
+__all__ = ["EventMapper", "RunRegistry", "frame", "thread_key"]
