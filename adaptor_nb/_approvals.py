@@ -131,8 +131,10 @@ class ApprovalRequest(Event):
             raise ApprovalUnavailableError(f"approval {self.id} is not bound to a live run", request_id=self.id)
         return self._responder
 
-    def approve(self, choice: str = "") -> None:
-        """Allow a permission or plan-review request; ``choice`` picks an offered variant (e.g. for the session)."""
+    def approve(self, choice: str = "", *, by: str = "human") -> None:
+        """Allow a permission or plan-review request; ``choice`` picks an offered variant (e.g. for the session).
+
+        ``by`` names who answered (``Decision.by``; views show any value other than ``"human"``)."""
         r = self._require()
         if self.kind is ApprovalKind.QUESTION:
             raise ApprovalKindMismatchError(
@@ -141,13 +143,13 @@ class ApprovalRequest(Event):
         if choice and choice not in {c.key for c in self.choices}:
             offered = ", ".join(c.key for c in self.choices) or "none"
             raise ValueError(f"approval {self.id} offers no choice {choice!r} (offered: {offered})")
-        r.resolve(Decision("approve", answer=choice))
+        r.resolve(Decision("approve", answer=choice, by=by))
 
-    def deny(self, reason: str = "", *, interrupt: bool = False) -> None:
+    def deny(self, reason: str = "", *, interrupt: bool = False, by: str = "human") -> None:
         """Deny any kind of request; ``interrupt`` also asks the provider to stop the turn."""
-        self._require().resolve(Decision("deny", reason=reason, interrupt=interrupt))
+        self._require().resolve(Decision("deny", reason=reason, interrupt=interrupt, by=by))
 
-    def answer(self, option: str) -> None:
+    def answer(self, option: str, *, by: str = "human") -> None:
         """Answer a question with a choice key or free text."""
         r = self._require()
         if self.kind is not ApprovalKind.QUESTION:
@@ -155,7 +157,7 @@ class ApprovalRequest(Event):
                 f"approval {self.id} is a {self.kind.value} request: use approve() or deny()",
                 request_id=self.id,
             )
-        r.resolve(Decision("answer", answer=option))
+        r.resolve(Decision("answer", answer=option, by=by))
 
     @property
     def state(self) -> str:

@@ -62,6 +62,8 @@ class EventMapper:
         self._text: dict[str, str] = {}  # adaptor message id -> open AG-UI message id
         self._reasoning: dict[str, str] = {}
         self._tools: dict[str, bool] = {}  # open tool call id -> arguments streamed
+        self._tool_names: dict[str, str] = {}
+        self._tool_args: dict[str, list[str]] = {}  # argument deltas of open tool calls (replayed to late joiners)
         self._started_tools: set[str] = set()
         self._reuse: dict[str, int] = {}
         self._serial = 0
@@ -110,6 +112,7 @@ class EventMapper:
         self._text.clear()
         self._reasoning.clear()
         self._tools.clear()
+        self._tool_args.clear()
         return out
 
     def _text_delta(self, ev: TextDelta) -> list[BaseEvent]:
@@ -153,10 +156,28 @@ class EventMapper:
             out.append(ReasoningMessageContentEvent(message_id=mid, delta=ev.text))
         return out
 
+    def opening(self) -> list[BaseEvent]:
+        """START events (and the arguments so far) for everything open: how a late AG-UI run joins the Stream."""
+        out: list[BaseEvent] = [TextMessageStartEvent(message_id=mid, role="assistant") for mid in self._text.values()]
+        for mid in self._reasoning.values():
+            out += [ReasoningStartEvent(message_id=mid), ReasoningMessageStartEvent(message_id=mid)]
+        for tid in self._tools:
+            out.append(ToolCallStartEvent(tool_call_id=tid, tool_call_name=self._tool_names[tid]))
+            args = "".join(self._tool_args.get(tid, ()))
+            if args:
+                out.append(ToolCallArgsEvent(tool_call_id=tid, delta=args))
+        return out
+
     def _open_tool(self, tool_id: str, name: str) -> list[BaseEvent]:
         self._tools[tool_id] = False
         self._started_tools.add(tool_id)
-        return [ToolCallStartEvent(tool_call_id=tool_id, tool_call_name=name or "tool")]
+        self._tool_names[tool_id] = name = name or "tool"
+        return [ToolCallStartEvent(tool_call_id=tool_id, tool_call_name=name)]
+
+    def _args(self, tool_id: str, delta: str) -> ToolCallArgsEvent:
+        self._tools[tool_id] = True
+        self._tool_args.setdefault(tool_id, []).append(delta)
+        return ToolCallArgsEvent(tool_call_id=tool_id, delta=delta)
 
     def _tool_call(self, ev: ToolCall) -> list[BaseEvent]:
         tid = ev.id
@@ -165,15 +186,10 @@ class EventMapper:
             if tid in self._started_tools and ev.phase is not _START:
                 return out  # already ended (e.g. at an interrupt): its result still follows
             out += self._open_tool(tid, ev.name)
-        if ev.phase is _START:
-            if ev.args_delta:
-                self._tools[tid] = True
-                out.append(ToolCallArgsEvent(tool_call_id=tid, delta=ev.args_delta))
-            return out
         if ev.args_delta:
-            self._tools[tid] = True
-            out.append(ToolCallArgsEvent(tool_call_id=tid, delta=ev.args_delta))
+            out.append(self._args(tid, ev.args_delta))
         if ev.phase is _END:
+            self._tool_args.pop(tid, None)
             if not self._tools.pop(tid) and ev.args is not None:
                 out.append(ToolCallArgsEvent(tool_call_id=tid, delta=_dumps(ev.args)))
             out.append(ToolCallEndEvent(tool_call_id=tid))
@@ -186,6 +202,7 @@ class EventMapper:
             out += self._open_tool(tid, ev.name)
         if tid in self._tools:
             del self._tools[tid]
+            self._tool_args.pop(tid, None)
             out.append(ToolCallEndEvent(tool_call_id=tid))
         out.append(
             ToolCallResultEvent(
