@@ -32,3 +32,33 @@ async def run(client: httpx.AsyncClient, url: str, payload: dict[str, Any], toke
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
         return [ev async for ev in sse_events(response)]
+
+
+def history(previous: list[dict[str, Any]], *messages: tuple[str, str]) -> list[dict[str, Any]]:
+    """The conversation a client holds after ``previous`` (its tool calls and text), then user ``messages``: what an
+    AG-UI client sends back on its next input."""
+    out: list[dict[str, Any]] = []
+    calls: dict[str, dict[str, Any]] = {}
+    for ev in previous:
+        t = ev["type"]
+        if t == "MESSAGES_SNAPSHOT":
+            out = list(ev["messages"])
+        elif t == "TOOL_CALL_START":
+            call = {
+                "id": ev["toolCallId"],
+                "type": "function",
+                "function": {"name": ev["toolCallName"], "arguments": ""},
+            }
+            calls[ev["toolCallId"]] = call
+            out.append({"id": f"a-{ev['toolCallId']}", "role": "assistant", "toolCalls": [call]})
+        elif t == "TOOL_CALL_ARGS":
+            calls[ev["toolCallId"]]["function"]["arguments"] += ev["delta"]
+        elif t == "TEXT_MESSAGE_START":
+            out.append({"id": ev["messageId"], "role": ev.get("role", "assistant"), "content": ""})
+        elif t == "TEXT_MESSAGE_CONTENT":
+            next(m for m in out if m["id"] == ev["messageId"])["content"] += ev["delta"]
+        elif t == "TOOL_CALL_RESULT":
+            out.append(
+                {"id": ev["messageId"], "role": "tool", "toolCallId": ev["toolCallId"], "content": ev["content"]}
+            )
+    return out + [{"id": mid, "role": "user", "content": text} for mid, text in messages]

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..._events import Event
 from ._bridge import Bridge
 from ._keys import thread_key
 
@@ -172,6 +173,7 @@ def app(
     key: Callable[[str], str] = thread_key,
     resume_only: bool = False,
     max_body: int = MAX_BODY,
+    on_event: Callable[[str, Event], None] | None = None,
     **call_options: Any,
 ) -> AguiApp:
     """An ASGI app with ``POST /agui`` driving ``agent_or_factory``'s Threads for AG-UI 1.0 clients.
@@ -181,10 +183,18 @@ def app(
     ``key(threadId)`` (``thread_key`` by default; ``key=str`` uses the id itself as the Thread name), or every
     input goes to the one Thread named ``thread``. ``token`` is the bearer token clients must send: None makes a
     random one (read it from ``.token``), ``False`` turns authentication off. ``call_options`` (model, policy, ...)
-    apply to the runs the endpoint starts. Serve it with ``agui.serve(...)`` or any ASGI server.
+    apply to the runs the endpoint starts. ``on_event(thread_key, event)`` sees every event of those runs, on the
+    event loop (a notebook view follows web runs this way). Serve it with ``agui.serve(...)`` or any ASGI server.
     """
     if token is True:
         raise ValueError("token=True is not a token: pass a string, None (a random token) or False (no token)")
     chosen = secrets.token_urlsafe(24) if token is None else (token or None)
-    bridge = Bridge(agent_or_factory, thread=thread, key=key, resume_only=resume_only, call_options=call_options)
+    bridge = Bridge(
+        agent_or_factory,
+        thread=thread,
+        key=key,
+        resume_only=resume_only,
+        call_options=call_options,
+        on_event=on_event,
+    )
     return AguiApp(bridge, chosen, cors_origins, max_body)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ag_ui.core import BaseEvent, RunAgentInput
 
 from ..._errors import AdaptorError, ApprovalError
+from ..._events import Event
 from . import _resume as resume
 from . import _runframe as frame
 from ._input import latest_user_message
@@ -34,6 +35,7 @@ class Bridge:
         key: Callable[[str], str] = thread_key,
         resume_only: bool = False,
         call_options: dict[str, Any] | None = None,
+        on_event: Callable[[str, Event], None] | None = None,
     ) -> None:
         self._source = agent_or_factory
         self._agent: Agent | None = None
@@ -43,6 +45,7 @@ class Bridge:
         self._key = key
         self._resume_only = resume_only
         self._call_options = dict(call_options or {})
+        self._on_event = on_event
         self.registry = RunRegistry()
         self.lives: dict[str, LiveRun] = {}
         self._threads: dict[str, Thread] = {}
@@ -135,7 +138,7 @@ class Bridge:
             sub.close()
         if supplemented:  # a run this bridge did not start (it cannot happen while the bridge owns the registry)
             return _refused(thread_id, run_id, "the thread is busy with a run of another client", "thread_busy")
-        live = LiveRun(stream, key, self._ended)
+        live = LiveRun(stream, key, self._ended, self._on_event)
         live.admitted(message.id)
         self.lives[key] = live
         fresh = live.subscribe()
@@ -153,7 +156,7 @@ class Bridge:
             request = pending.get(entry.interrupt_id)
             if request is None:
                 earlier = live.request(entry.interrupt_id)
-                if earlier is not None and earlier.decision is not None:
+                if earlier is not None:
                     text = f"interrupt {entry.interrupt_id} was already answered ({_who(earlier.decision)})"
                     return _refused(thread_id, run_id, text, "interrupt_answered")
                 return _refused(thread_id, run_id, f"unknown interrupt id {entry.interrupt_id!r}", "unknown_interrupt")
@@ -189,7 +192,7 @@ class Bridge:
 
 def _who(decision: Any) -> str:
     if decision is None:
-        return "expired"
+        return "it expired"
     return f"{decision.action} by {decision.by}"
 
 

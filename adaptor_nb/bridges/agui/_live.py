@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -24,11 +25,12 @@ from ag_ui.core import (
 )
 
 from ..._approvals import ApprovalRequest
-from ..._events import Done, Notice
+from ..._events import Done, Event, Notice
 from ..._stream import Stream
 from . import _runframe as frame
 from ._mapping import EventMapper
 
+log = logging.getLogger("adaptor_nb.bridges.agui")
 _INTERRUPT = "interrupt"
 _DONE = "done"
 Item = tuple[str, Any]  # ("events", list[BaseEvent]) | ("interrupt", None) | ("done", Done)
@@ -37,7 +39,13 @@ Item = tuple[str, Any]  # ("events", list[BaseEvent]) | ("interrupt", None) | ("
 class LiveRun:
     """One Stream being drained; ``subscribe`` opens an AG-UI run over it."""
 
-    def __init__(self, stream: Stream, key: str, on_end: Callable[[LiveRun], None]) -> None:
+    def __init__(
+        self,
+        stream: Stream,
+        key: str,
+        on_end: Callable[[LiveRun], None],
+        on_event: Callable[[str, Event], None] | None = None,
+    ) -> None:
         self.stream = stream
         self.key = key
         self.mapper = EventMapper(stream.run_id)
@@ -47,6 +55,7 @@ class LiveRun:
         self._answered: dict[str, ApprovalRequest] = {}
         self._subscribers: list[asyncio.Queue[Item]] = []
         self._on_end = on_end
+        self._on_event = on_event
         self._task: asyncio.Task[None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
 
@@ -84,8 +93,7 @@ class LiveRun:
 
     def pending(self) -> list[ApprovalRequest]:
         """The approval requests of this Stream still waiting for an answer (from anyone)."""
-        for rid in [rid for rid, req in self._pending.items() if req.state != "pending"]:
-            del self._pending[rid]
+        self._remember_answers()
         return list(self._pending.values())
 
     def request(self, interrupt_id: str) -> ApprovalRequest | None:
@@ -100,6 +108,8 @@ class LiveRun:
         mapper = self.mapper
         try:
             async for ev in self.stream.events():
+                if self._on_event is not None:
+                    self._observe(ev)
                 if isinstance(ev, ApprovalRequest):
                     if ev.state == "pending":
                         self._pending[ev.id] = ev
@@ -121,6 +131,13 @@ class LiveRun:
         finally:
             self._remember_answers()
             self._on_end(self)
+
+    def _observe(self, ev: Event) -> None:
+        assert self._on_event is not None
+        try:
+            self._on_event(self.key, ev)
+        except Exception as exc:  # an observer's failure must not stop the run or the clients
+            log.warning("the AG-UI bridge's on_event observer failed: %r", exc)
 
     def _remember_answers(self) -> None:
         for rid, req in list(self._pending.items()):
