@@ -73,7 +73,7 @@ async def test_a_thousand_races_between_the_web_and_the_notebook_view_resolve_ea
         assert interrupt is not None
         go = threading.Barrier(2)
 
-        def click(request_id: str = interrupt) -> None:
+        def click(request_id: str = interrupt, go: threading.Barrier = go) -> None:
             go.wait()
             view.handle_approval({"type": "approval", "request_id": request_id, "action": "approve"})
 
