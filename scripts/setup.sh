@@ -10,6 +10,7 @@ CLAUDE_VERSION=2.1.197
 CODEX_VERSION=0.171.0
 QWEN_VERSION=0.24.4
 CODEX_ACP_VERSION=0.16.0
+AGUI_CLIENT_VERSION=1.0.0
 
 MINIMAL=${ADAPTOR_NB_SETUP_MINIMAL:-0}  # 1: only the Python package (enough for the demo notebook)
 
@@ -68,5 +69,12 @@ if [ ! -x .cache/npm/node_modules/.bin/qwen ] || [ ! -x .cache/npm/node_modules/
   (cd .cache/npm && [ -f package.json ] || echo '{"name":"adaptor-nb-cli-cache","private":true}' > package.json)
   npm install --prefix "$ROOT/.cache/npm" --no-audit --no-fund --loglevel=error \
     "@qwen-code/qwen-code@$QWEN_VERSION" "@zed-industries/codex-acp@$CODEX_ACP_VERSION"
+fi
+# The official AG-UI client, for the bridge's tests (a prefix of its own, so it never touches the CLIs above).
+if ! grep -q "\"version\": \"$AGUI_CLIENT_VERSION\"" .cache/npm-agui/node_modules/@ag-ui/client/package.json 2>/dev/null; then
+  echo "== installing the pinned @ag-ui/client into .cache/npm-agui"
+  mkdir -p .cache/npm-agui
+  (cd .cache/npm-agui && [ -f package.json ] || echo '{"name":"adaptor-nb-agui-client","private":true}' > package.json)
+  npm install --prefix "$ROOT/.cache/npm-agui" --no-audit --no-fund --loglevel=error "@ag-ui/client@$AGUI_CLIENT_VERSION"
 fi
 echo "== setup done"

@@ -24,7 +24,8 @@ async def one_run(stream: Stream, thread_id: str = "t", run_id: str = "r1") -> l
 
 
 def findings(events: list[dict[str, Any]]) -> list[str]:
-    """The validator's errors and warnings for a recorded stream (empty when it is clean)."""
+    """The validator's errors and warnings for a recorded stream (empty when it is clean), and its notes on missing
+    timestamps and unnamespaced CUSTOM names, which the bridge avoids too."""
     report = validate_agui(events)
     return [
         f"{d.severity} {d.rule} #{d.event_index} {d.event_type}: {d.message}"

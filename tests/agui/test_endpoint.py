@@ -133,7 +133,7 @@ async def test_a_message_to_an_active_run_is_a_supplement_with_receipts(client: 
         for events in (one, two):
             assert events[-1]["type"] == "RUN_FINISHED" and findings(events) == []
         assert two[0]["runId"] == "r2"
-        receipts = [e["value"] for e in two if e["type"] == "CUSTOM" and e["name"] == "MessageUpdate"]
+        receipts = [e["value"] for e in two if e["type"] == "CUSTOM" and e["name"] == "adaptor_nb.MessageUpdate"]
         assert receipts and receipts[-1]["id"] == "u2" and receipts[-1]["state"] == MessageState.DELIVERED.value
         result = await live.stream
         assert [m.id for m in result.messages()] == ["u2"]

@@ -61,7 +61,7 @@ async def test_an_approval_ends_the_ag_ui_run_with_an_interrupt_and_a_resume_con
         assert result["toolCallId"] == "tc1" and result["content"] == '{"ok":true}'
         assert "".join(e["delta"] for e in second if e["type"] == "TEXT_MESSAGE_CONTENT") == "cleaned"
         assert findings(second) == []
-        resolved = [e for e in second if e["type"] == "CUSTOM" and e["name"] == "Notice"]
+        resolved = [e for e in second if e["type"] == "CUSTOM" and e["name"] == "adaptor_nb.Notice"]
         assert any(n["value"]["data"].get("by") == "web" for n in resolved)
     finally:
         await srv.stop()

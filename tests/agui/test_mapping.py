@@ -94,8 +94,8 @@ async def test_notices_receipts_and_subagents_pass_as_custom_events_named_after_
     gate.open()
     events = await task
     names = {e["name"] for e in events if e["type"] == "CUSTOM"}
-    assert {"Notice", "MessageUpdate", "SubagentUpdate", "TurnEnd", "RunFinished"} <= names
-    receipts = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "MessageUpdate"]
+    assert {f"adaptor_nb.{n}" for n in ("Notice", "MessageUpdate", "SubagentUpdate", "TurnEnd", "RunFinished")} <= names
+    receipts = [e["value"] for e in events if e["type"] == "CUSTOM" and e["name"] == "adaptor_nb.MessageUpdate"]
     assert receipts[-1]["id"] == "m1" and receipts[-1]["state"] == 2
     assert findings(events) == []
 
@@ -116,7 +116,7 @@ def test_an_event_type_without_a_rule_passes_through_as_custom_with_json_safe_da
         )
     )
     data = ev.model_dump(by_alias=True, mode="json")
-    assert data["type"] == "CUSTOM" and data["name"] == "PlanUpdate"
+    assert data["type"] == "CUSTOM" and data["name"] == "adaptor_nb.PlanUpdate"
     assert data["value"]["steps"] == ["a", "b"] and data["value"]["blob"] == {"base64": "AA=="}
     assert data["value"]["details"]["when"] == "question" and data["value"]["details"]["n"] == "nan"
     assert "3" in data["value"]["details"]

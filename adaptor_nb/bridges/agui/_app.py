@@ -111,7 +111,7 @@ class AguiApp:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _unprocessable(where, first["msg"], [_error(e) for e in exc.errors()])
-        ndjson = NDJSON in request.headers.get("accept", "")
+        ndjson = _prefers_ndjson(request.headers.get("accept", ""))
         events = self.bridge.run(input)
         encode: Callable[[BaseEvent], str] = _ndjson if ndjson else self._encoder.encode
         return _EventStream(
@@ -136,6 +136,12 @@ class _EventStream(StreamingResponse):
             group.start_soon(stream)
             await self.listen_for_disconnect(receive)
             group.cancel_scope.cancel()
+
+
+def _prefers_ndjson(accept: str) -> bool:
+    """NDJSON when the client names it before (or without) ``text/event-stream``; SSE otherwise."""
+    nd, sse = accept.find(NDJSON), accept.find("text/event-stream")
+    return nd >= 0 and (sse < 0 or nd < sse)
 
 
 def _ndjson(event: BaseEvent) -> str:

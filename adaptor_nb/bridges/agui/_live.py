@@ -28,7 +28,7 @@ from ..._approvals import ApprovalRequest
 from ..._events import Done, Event, Notice
 from ..._stream import Stream
 from . import _runframe as frame
-from ._mapping import EventMapper
+from ._mapping import EventMapper, now_ms, stamped
 
 log = logging.getLogger("adaptor_nb.bridges.agui")
 _INTERRUPT = "interrupt"
@@ -177,7 +177,7 @@ class Subscription:
             if history:
                 # The client's own conversation, echoed: it changes nothing for the client and tells any reader of
                 # this run alone which earlier tool calls a TOOL_CALL_RESULT may answer.
-                yield MessagesSnapshotEvent(messages=list(history))
+                yield MessagesSnapshotEvent(messages=list(history), timestamp=now_ms())
             yield live.mapper.snapshot()
             for ev in self._opening:
                 yield balance.see(ev)
@@ -239,4 +239,4 @@ class Balance:
             else:
                 out.append(ToolCallEndEvent(tool_call_id=ident))
         self._open.clear()
-        return out
+        return stamped(out)

@@ -8,6 +8,7 @@ same in each. The AG-UI run frame (RUN_STARTED, the terminal event, interrupts) 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from ag_ui.core import (
@@ -82,10 +83,20 @@ class EventMapper:
     # -- mapping --------------------------------------------------------------------------------------------
 
     def snapshot(self) -> StateSnapshotEvent:
-        return StateSnapshotEvent(snapshot=dict(self.state))
+        return StateSnapshotEvent(snapshot=dict(self.state), timestamp=now_ms())
 
     def map(self, event: Event) -> list[BaseEvent]:
-        """The AG-UI events for ``event`` (none for Done and approval requests: the run frame handles those)."""
+        """The AG-UI events for ``event`` (none for Done and approval requests: the run frame handles those), stamped
+        with the event's time in milliseconds."""
+        out = self._map(event)
+        stamp = event.meta.timestamp
+        if stamp:
+            ms = int(stamp * 1000)
+            for ev in out:
+                ev.timestamp = ms
+        return out
+
+    def _map(self, event: Event) -> list[BaseEvent]:
         tp = type(event)
         if tp is TextDelta:
             return self._text_delta(event)  # type: ignore[arg-type]
@@ -104,7 +115,7 @@ class EventMapper:
         return [custom(event)]
 
     def close(self) -> list[BaseEvent]:
-        """END events for every message, reasoning block and tool call still open."""
+        """END events for every message, reasoning block and tool call still open (stamped now)."""
         out: list[BaseEvent] = [TextMessageEndEvent(message_id=mid) for mid in self._text.values()]
         for mid in self._reasoning.values():
             out += [ReasoningMessageEndEvent(message_id=mid), ReasoningEndEvent(message_id=mid)]
@@ -113,7 +124,7 @@ class EventMapper:
         self._reasoning.clear()
         self._tools.clear()
         self._tool_args.clear()
-        return out
+        return stamped(out)
 
     def _text_delta(self, ev: TextDelta) -> list[BaseEvent]:
         key = ev.message_id
@@ -166,7 +177,7 @@ class EventMapper:
             args = "".join(self._tool_args.get(tid, ()))
             if args:
                 out.append(ToolCallArgsEvent(tool_call_id=tid, delta=args))
-        return out
+        return stamped(out)
 
     def _open_tool(self, tool_id: str, name: str) -> list[BaseEvent]:
         self._tools[tool_id] = False
@@ -238,9 +249,24 @@ class EventMapper:
         ]
 
 
+CUSTOM_PREFIX = "adaptor_nb."
+
+
 def custom(event: Event) -> CustomEvent:
-    """Any event as CUSTOM, named after its type, with its fields as JSON-safe data."""
-    return CustomEvent(name=type(event).__name__, value=json_safe(event))
+    """Any event as CUSTOM named ``adaptor_nb.<type>`` (``adaptor_nb.Notice``), its fields as JSON-safe data."""
+    return CustomEvent(name=CUSTOM_PREFIX + type(event).__name__, value=json_safe(event))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def stamped(events: list[BaseEvent]) -> list[BaseEvent]:
+    """``events`` with the current time as their timestamp."""
+    ms = now_ms()
+    for ev in events:
+        ev.timestamp = ms
+    return events
 
 
 def _delta(patch: list[dict[str, Any]]) -> StateDeltaEvent:

@@ -22,14 +22,15 @@ from ..._enums import ApprovalKind
 from ..._errors import AdaptorError, RunCancelled, RunError
 from ..._events import Done
 from ..._result import Result, Usage
+from ._mapping import now_ms
 
 
 def started(thread_id: str, run_id: str) -> RunStartedEvent:
-    return RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
+    return RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION, timestamp=now_ms())
 
 
 def failed(message: str, code: str) -> RunErrorEvent:
-    return RunErrorEvent(message=message, code=code)
+    return RunErrorEvent(message=message, code=code, timestamp=now_ms())
 
 
 def token_usage(result: Result | None) -> list[TokenUsage] | None:
@@ -56,13 +57,18 @@ def finished(thread_id: str, run_id: str, done: Done) -> BaseEvent:
         value: dict[str, Any] | None = None
         if result is not None:
             value = {"runId": result.run_id, "text": result.text, "turns": result.turns}
-        return RunFinishedEvent(thread_id=thread_id, run_id=run_id, result=value, usage=token_usage(result))
+        return RunFinishedEvent(
+            thread_id=thread_id, run_id=run_id, result=value, usage=token_usage(result), timestamp=now_ms()
+        )
     if isinstance(err, RunCancelled):
-        return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=RunFinishedCancelledOutcome())
+        return RunFinishedEvent(
+            thread_id=thread_id, run_id=run_id, outcome=RunFinishedCancelledOutcome(), timestamp=now_ms()
+        )
     if isinstance(err, RunError):
-        return RunErrorEvent(message=str(err) or err.reason.value, code=err.reason.value, usage=token_usage(err.result))
+        message = str(err) or err.reason.value
+        return RunErrorEvent(message=message, code=err.reason.value, usage=token_usage(err.result), timestamp=now_ms())
     code = type(err).__name__ if isinstance(err, AdaptorError) else "internal_error"
-    return RunErrorEvent(message=str(err) or type(err).__name__, code=code)
+    return RunErrorEvent(message=str(err) or type(err).__name__, code=code, timestamp=now_ms())
 
 
 def interrupt_of(request: ApprovalRequest) -> Interrupt:
@@ -98,4 +104,4 @@ def interrupt_of(request: ApprovalRequest) -> Interrupt:
 
 def interrupted(thread_id: str, run_id: str, requests: Sequence[ApprovalRequest]) -> RunFinishedEvent:
     outcome = RunFinishedInterruptOutcome(interrupts=[interrupt_of(r) for r in requests])
-    return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome)
+    return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=outcome, timestamp=now_ms())

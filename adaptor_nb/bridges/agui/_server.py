@@ -6,10 +6,21 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Iterator
+from typing import Protocol
 
 import uvicorn
+from starlette.types import Receive, Scope, Send
 
-from ._app import AguiApp
+
+class Served(Protocol):
+    """What ``serve`` needs of an app: ASGI, its token, and ``aclose()`` to end its runs (an AguiApp, or a wrapper)."""
+
+    @property
+    def token(self) -> str | None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
 class _Quiet(uvicorn.Server):
@@ -23,7 +34,7 @@ class _Quiet(uvicorn.Server):
 class Server:
     """A running endpoint: ``url`` to post to, ``token`` to send, ``stop()`` to end it and every run it started."""
 
-    def __init__(self, app: AguiApp, host: str, port: int) -> None:
+    def __init__(self, app: Served, host: str, port: int) -> None:
         self.app = app
         self.host = host
         self.port = port
@@ -96,7 +107,7 @@ class Server:
             await task
 
 
-async def serve(app: AguiApp, *, host: str = "127.0.0.1", port: int = 0) -> Server:
+async def serve(app: Served, *, host: str = "127.0.0.1", port: int = 0) -> Server:
     """Start serving ``app`` on this event loop at ``host:port`` (port 0: any free port); returns the Server."""
     server = Server(app, host, port)
     await server.start()
