@@ -321,6 +321,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         from ._record import record_command
 
         print(record_command(words[1:]))
+    elif command == "serve":
+        from ..bridges.agui._notebook import serve_command
+
+        print(serve_command(session, words[1:]))
     else:
         raise OptionError(f"%agent: unknown subcommand {command!r}; try %agent help")
 

@@ -40,6 +40,7 @@ class Server:
         self.port = port
         self._server: _Quiet | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sock: socket.socket | None = None
 
     @property
     def url(self) -> str:
@@ -54,12 +55,26 @@ class Server:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    async def start(self) -> None:
+    def bind(self) -> None:
+        """Take the port now (synchronously), so ``url`` is final before serving starts."""
+        if self._sock is not None:
+            return
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
         self.port = sock.getsockname()[1]
+        self._sock = sock
+
+    async def start(self) -> None:
+        """Bind (if not yet bound) and serve on the running loop until ``stop()``."""
+        self.bind()
+        sock = self._sock
+        assert sock is not None
         config = uvicorn.Config(
             self.app,
             log_level="error",
@@ -84,6 +99,7 @@ class Server:
             finally:
                 started.set()
                 sock.close()
+                self._sock = None
 
         self._task = asyncio.get_running_loop().create_task(serve(), name="agui-server")
         await started.wait()
@@ -91,10 +107,23 @@ class Server:
             self._task.result()
             raise RuntimeError("the AG-UI endpoint stopped while starting")
 
+    def close_listener(self) -> None:
+        """Stop accepting connections now (synchronously); ``stop()`` does the rest."""
+        if self._server is not None:
+            for listener in self._server.servers:
+                listener.close()
+        if self._sock is not None and self._task is None:
+            self._sock.close()
+            self._sock = None
+
     async def stop(self) -> None:
         """Cancel the runs the endpoint started, close the open responses and stop listening."""
         task, self._task = self._task, None
         if task is None:
+            if self._sock is not None:  # bound, never served
+                self._sock.close()
+                self._sock = None
+            await self.app.aclose()
             return
         await self.app.aclose()  # the runs end, so their responses end and the server can drain
         if self._server is not None:
