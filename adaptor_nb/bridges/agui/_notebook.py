@@ -14,7 +14,7 @@ from ._server import Server
 if TYPE_CHECKING:
     from ...notebook._session import NotebookSession
 
-USAGE = "usage: %agent serve [--port N] [--thread NAME] | %agent serve stop | %agent serve status"
+USAGE = "usage: %agent serve [--port N] [--thread NAME] [--cors ORIGIN] | %agent serve stop | %agent serve status"
 
 _SERVERS: dict[int, Server] = {}  # id(session) -> its running endpoint
 
@@ -26,7 +26,7 @@ def serve_command(session: NotebookSession, words: list[str]) -> str:
     if words[:1] == ["status"]:
         server = _SERVERS.get(id(session))
         return f"serving AG-UI at {server.url}" if server is not None else "the AG-UI endpoint is not running"
-    port, thread = _options(words)
+    port, thread, origins = _options(words)
     if id(session) in _SERVERS:
         return f"already serving at {_SERVERS[id(session)].url}: %agent serve stop first"
     loop = asyncio.get_event_loop()
@@ -34,6 +34,7 @@ def serve_command(session: NotebookSession, words: list[str]) -> str:
         lambda: _agent(session),
         thread=thread,
         key=str,  # the threadId names the notebook Thread, so web threads read well in %agent threads
+        cors_origins=origins,
         on_event=lambda key, ev: _note(session, endpoint, key, ev),
     )
     server = Server(endpoint, "127.0.0.1", port)
@@ -50,8 +51,8 @@ def serve_command(session: NotebookSession, words: list[str]) -> str:
     )
 
 
-def _options(words: list[str]) -> tuple[int, str | None]:
-    port, thread = 0, None
+def _options(words: list[str]) -> tuple[int, str | None, list[str]]:
+    port, thread, origins = 0, None, []
     it = iter(words)
     for word in it:
         if word == "--port":
@@ -63,9 +64,14 @@ def _options(words: list[str]) -> tuple[int, str | None]:
             thread = next(it, "")
             if not thread:
                 raise OptionError(f"%agent serve: --thread needs a thread name; {USAGE}")
+        elif word == "--cors":
+            origin = next(it, "")
+            if not origin.startswith(("http://", "https://")):
+                raise OptionError(f"%agent serve: --cors needs an origin such as http://127.0.0.1:8000; {USAGE}")
+            origins.append(origin)
         else:
             raise OptionError(f"%agent serve: unknown option {word!r}; {USAGE}")
-    return port, thread
+    return port, thread, origins
 
 
 async def _agent(session: NotebookSession) -> Any:
