@@ -38,9 +38,14 @@ def page_origin() -> Iterator[str]:
     server.server_close()
 
 
-async def test_the_example_page_streams_text_shows_tool_cards_and_approves(page_origin: str) -> None:
+@pytest.fixture
+def chromium() -> str:
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed: run `bash scripts/setup.sh` as root")
+    return str(CHROMIUM)
+
+
+async def test_the_example_page_streams_text_shows_tool_cards_and_approves(page_origin: str, chromium: str) -> None:
     from playwright.async_api import async_playwright
 
     step = ref.ToolUse("Bash", {"command": "make clean"}, {"ok": True}, approval=ApprovalKind.PERMISSION, id="tc1")
@@ -51,7 +56,7 @@ async def test_the_example_page_streams_text_shows_tool_cards_and_approves(page_
     query = urlencode({"url": srv.url, "token": srv.token or "", "thread": "page"})
     try:
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            browser = await pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
             try:
                 page = await browser.new_page()
                 page.set_default_timeout(30_000)
