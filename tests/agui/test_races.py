@@ -1,6 +1,7 @@
 """An approval answered at once from the web (a resume) and from the notebook's live view (a click on another OS
 thread) is resolved exactly once, over 1,000 races; the losing side is told who answered."""
 
+import json
 import sys
 import threading
 from collections import Counter
@@ -30,7 +31,8 @@ def quiet_comms(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def collect(bridge: Any, payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return [ev.model_dump(by_alias=True, mode="json") async for ev in bridge.run(RunAgentInput.model_validate(payload))]
+    run = bridge.run(RunAgentInput.model_validate(payload))
+    return [json.loads(text) async for batch in run for text in batch]
 
 
 def next_interrupt(events: list[dict[str, Any]]) -> str | None:

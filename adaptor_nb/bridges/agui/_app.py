@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
-from ag_ui.core import BaseEvent, RunAgentInput
+from ag_ui.core import RunAgentInput
 from ag_ui.encoder import EventEncoder
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -112,10 +112,8 @@ class AguiApp:
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _unprocessable(where, first["msg"], [_error(e) for e in exc.errors()])
         ndjson = _prefers_ndjson(request.headers.get("accept", ""))
-        events = self.bridge.run(input)
-        encode: Callable[[BaseEvent], str] = _ndjson if ndjson else self._encoder.encode
         return _EventStream(
-            _encoded(events, encode),
+            _framed(self.bridge.run(input), ndjson),
             media_type=NDJSON if ndjson else self._encoder.get_content_type(),
             headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
@@ -144,17 +142,18 @@ def _prefers_ndjson(accept: str) -> bool:
     return nd >= 0 and (sse < 0 or nd < sse)
 
 
-def _ndjson(event: BaseEvent) -> str:
-    return event.model_dump_json(by_alias=True) + "\n"
-
-
-async def _encoded(events: AsyncIterator[BaseEvent], encode: Callable[[BaseEvent], str]) -> AsyncIterator[str]:
+async def _framed(batches: AsyncIterator[list[str]], ndjson: bool) -> AsyncIterator[str]:
+    """Each batch of JSON texts as one body chunk: Server-Sent Events ``data:`` frames (what ag-ui-protocol's
+    ``EventEncoder`` writes for one event), or NDJSON lines."""
     try:
-        async for ev in events:
-            yield encode(ev)
+        async for batch in batches:
+            if ndjson:
+                yield "".join(f"{text}\n" for text in batch)
+            else:
+                yield "".join(f"data: {text}\n\n" for text in batch)
     finally:
         # A disconnected client: end this AG-UI run's subscription; the run itself goes on.
-        closer = getattr(events, "aclose", None)
+        closer = getattr(batches, "aclose", None)
         if closer is not None:
             await closer()
 

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import BaseEvent, RunAgentInput
+from ag_ui.core import RunAgentInput
 
 from ..._errors import AdaptorError, ApprovalError
 from ..._events import Event
@@ -16,7 +16,7 @@ from . import _resume as resume
 from . import _runframe as frame
 from ._input import latest_user_message
 from ._keys import thread_key
-from ._live import LiveRun
+from ._live import LiveRun, encode
 from ._registry import RunRegistry
 
 if TYPE_CHECKING:
@@ -89,8 +89,9 @@ class Bridge:
         live = self.lives.get(key)
         return live if live is not None and live.done is None else None
 
-    async def run(self, input: RunAgentInput) -> AsyncIterator[BaseEvent]:
-        """The AG-UI run answering ``input``: RUN_STARTED, the events, then RUN_FINISHED or RUN_ERROR."""
+    async def run(self, input: RunAgentInput) -> AsyncIterator[list[str]]:
+        """The AG-UI run answering ``input``: RUN_STARTED, the events, then RUN_FINISHED or RUN_ERROR, as batches of
+        JSON texts (one per event)."""
         thread_id, run_id = input.thread_id, input.run_id
         if self._closed:
             async for ev in _refused(thread_id, run_id, "the AG-UI endpoint is shutting down", "unavailable"):
@@ -105,12 +106,12 @@ class Bridge:
         async for ev in events:
             yield ev
 
-    async def _message(self, input: RunAgentInput, key: str, live: LiveRun | None) -> AsyncIterator[BaseEvent]:
+    async def _message(self, input: RunAgentInput, key: str, live: LiveRun | None) -> AsyncIterator[list[str]]:
         thread_id, run_id = input.thread_id, input.run_id
         message = latest_user_message(input)
         if live is not None and (message is None or message.id in live.message_ids):
             # A reconnect (or a client with nothing new to say): show the active run.
-            return live.subscribe().events(thread_id, run_id, input.messages)
+            return live.subscribe().frames(thread_id, run_id, input.messages)
         if message is None:
             text = "the input has no user message to run and no interrupt to resume"
             return _refused(thread_id, run_id, text, "no_input")
@@ -133,7 +134,7 @@ class Bridge:
         if supplemented and live is not None and stream is live.stream:
             live.admitted(message.id)
             assert sub is not None
-            return sub.events(thread_id, run_id, input.messages)
+            return sub.frames(thread_id, run_id, input.messages)
         if sub is not None:
             sub.close()
         if supplemented:  # a run this bridge did not start (it cannot happen while the bridge owns the registry)
@@ -143,9 +144,9 @@ class Bridge:
         self.lives[key] = live
         fresh = live.subscribe()
         live.start()
-        return fresh.events(thread_id, run_id)
+        return fresh.frames(thread_id, run_id)
 
-    def _resume(self, input: RunAgentInput, key: str, live: LiveRun | None) -> AsyncIterator[BaseEvent]:
+    def _resume(self, input: RunAgentInput, key: str, live: LiveRun | None) -> AsyncIterator[list[str]]:
         thread_id, run_id = input.thread_id, input.run_id
         entries = input.resume or []
         if live is None:
@@ -175,7 +176,7 @@ class Bridge:
         if lost:
             sub.close()
             return _refused(thread_id, run_id, "; ".join(lost), "interrupt_answered")
-        return sub.events(thread_id, run_id, input.messages)
+        return sub.frames(thread_id, run_id, input.messages)
 
     async def close(self) -> None:
         """Cancel every run this bridge started, wait for them to end, and close an Agent it made."""
@@ -200,6 +201,5 @@ def _code(exc: BaseException) -> str:
     return getattr(getattr(exc, "reason", None), "value", "") or type(exc).__name__
 
 
-async def _refused(thread_id: str, run_id: str, message: str, code: str) -> AsyncIterator[BaseEvent]:
-    yield frame.started(thread_id, run_id)
-    yield frame.failed(message, code)
+async def _refused(thread_id: str, run_id: str, message: str, code: str) -> AsyncIterator[list[str]]:
+    yield [encode(frame.started(thread_id, run_id)), encode(frame.failed(message, code))]

@@ -11,29 +11,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    Message,
-    MessagesSnapshotEvent,
-    ReasoningEndEvent,
-    ReasoningMessageEndEvent,
-    TextMessageEndEvent,
-    ToolCallEndEvent,
-)
+from ag_ui.core import BaseEvent, Message, MessagesSnapshotEvent
 
 from ..._approvals import ApprovalRequest
-from ..._events import Done, Event, Notice
+from ..._events import Done, Event, Notice, TextDelta, Thinking, ToolCall
 from ..._stream import Stream
 from . import _runframe as frame
-from ._mapping import EventMapper, now_ms, stamped
+from ._mapping import DELTA_EVENTS, EventMapper, delta_event, now_ms
 
 log = logging.getLogger("adaptor_nb.bridges.agui")
+_EVENTS = "events"
 _INTERRUPT = "interrupt"
 _DONE = "done"
-Item = tuple[str, Any]  # ("events", list[BaseEvent]) | ("interrupt", None) | ("done", Done)
+# What a sink holds: a delta ("text" | "reasoning" | "args", message or tool call id, text), mapped events
+# ("events", [BaseEvent, ...], None), or a marker ("interrupt" | "done", None, None).
+Item = tuple[str, Any, Any]
+_INTERRUPT_ITEM: Item = (_INTERRUPT, None, None)
+_DONE_ITEM: Item = (_DONE, None, None)
 
 
 class LiveRun:
@@ -53,7 +51,7 @@ class LiveRun:
         self.done: Done | None = None
         self._pending: dict[str, ApprovalRequest] = {}
         self._answered: dict[str, ApprovalRequest] = {}
-        self._subscribers: list[asyncio.Queue[Item]] = []
+        self._sinks: list[_Sink] = []
         self._on_end = on_end
         self._on_event = on_event
         self._task: asyncio.Task[None] | None = None
@@ -62,7 +60,7 @@ class LiveRun:
     @property
     def subscribers(self) -> int:
         """How many AG-UI runs show this Stream now."""
-        return len(self._subscribers)
+        return len(self._sinks)
 
     def admitted(self, message_id: str) -> None:
         """Note an AG-UI user message given to this Stream (a later input repeating it is a reconnect)."""
@@ -101,33 +99,42 @@ class LiveRun:
         return self._pending.get(interrupt_id) or self._answered.get(interrupt_id)
 
     def _broadcast(self, item: Item) -> None:
-        for queue in self._subscribers:
-            queue.put_nowait(item)
+        for sink in self._sinks:
+            sink.put(item)
 
     async def _pump(self) -> None:
         mapper = self.mapper
+        delta = mapper.delta
+        sinks = self._sinks
         try:
             async for ev in self.stream.events():
                 if self._on_event is not None:
                     self._observe(ev)
+                tp = type(ev)
+                if tp is TextDelta or tp is Thinking or tp is ToolCall:
+                    item = delta(ev)  # type: ignore[arg-type]
+                    if item is not None:  # a content delta of an open message: the hot path, kept small
+                        for sink in sinks:
+                            sink.put(item)
+                        continue
                 if isinstance(ev, ApprovalRequest):
                     if ev.state == "pending":
                         self._pending[ev.id] = ev
                         closing = mapper.close()
                         if closing:
-                            self._broadcast(("events", closing))
-                        self._broadcast((_INTERRUPT, None))
+                            self._broadcast((_EVENTS, closing, None))
+                        self._broadcast(_INTERRUPT_ITEM)
                     continue
                 if isinstance(ev, Done):
                     self.done = ev
-                    self._broadcast(("events", mapper.close()))
-                    self._broadcast((_DONE, ev))
+                    self._broadcast((_EVENTS, mapper.close(), None))
+                    self._broadcast(_DONE_ITEM)
                     break
                 if isinstance(ev, Notice) and ev.kind == "approval.resolved":
                     self._remember_answers()
                 mapped = mapper.map(ev)
                 if mapped:
-                    self._broadcast(("events", mapped))
+                    self._broadcast((_EVENTS, mapped, None))
         finally:
             self._remember_answers()
             self._on_end(self)
@@ -147,96 +154,137 @@ class LiveRun:
 
     def subscribe(self) -> Subscription:
         """Attach an AG-UI run now: it receives every event published from here on."""
-        queue: asyncio.Queue[Item] = asyncio.Queue()
-        self._subscribers.append(queue)
+        sink = _Sink()
+        self._sinks.append(sink)
         self._changed()
-        return Subscription(self, queue, self.mapper.opening())
+        return Subscription(self, sink, self.mapper.opening())
 
-    def unsubscribe(self, queue: asyncio.Queue[Item]) -> None:
+    def unsubscribe(self, sink: _Sink) -> None:
         with contextlib.suppress(ValueError):
-            self._subscribers.remove(queue)
+            self._sinks.remove(sink)
             self._changed()
 
 
-class Subscription:
-    """One AG-UI run over a LiveRun: ``events()`` yields it whole, RUN_STARTED to its terminal event."""
+class _Sink:
+    """What one AG-UI run has not read yet: a deque and a wake-up (cheaper per event than an asyncio.Queue)."""
 
-    def __init__(self, live: LiveRun, queue: asyncio.Queue[Item], opening: list[BaseEvent]) -> None:
+    __slots__ = ("items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: deque[Item] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Item) -> None:
+        self.items.append(item)
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait(self) -> None:
+        if not self.items:
+            waiter = self.waiter = asyncio.get_running_loop().create_future()
+            await waiter
+
+
+class Subscription:
+    """One AG-UI run over a LiveRun: ``frames()`` yields it whole, RUN_STARTED to its terminal event, as batches of
+    JSON texts (one batch per wake-up: everything the run published since the last one)."""
+
+    def __init__(self, live: LiveRun, sink: _Sink, opening: list[BaseEvent]) -> None:
         self._live = live
-        self._queue = queue
+        self._sink = sink
         self._opening = opening
 
     def close(self) -> None:
-        self._live.unsubscribe(self._queue)
+        self._live.unsubscribe(self._sink)
 
-    async def events(self, thread_id: str, run_id: str, history: Sequence[Message] = ()) -> AsyncIterator[BaseEvent]:
+    async def frames(self, thread_id: str, run_id: str, history: Sequence[Message] = ()) -> AsyncIterator[list[str]]:
         live = self._live
-        balance = Balance()
+        sink = self._sink
         try:
-            yield frame.started(thread_id, run_id)
+            first: list[BaseEvent] = [frame.started(thread_id, run_id)]
             if history:
                 # The client's own conversation, echoed: it changes nothing for the client and tells any reader of
                 # this run alone which earlier tool calls a TOOL_CALL_RESULT may answer.
-                yield MessagesSnapshotEvent(messages=list(history), timestamp=now_ms())
-            yield live.mapper.snapshot()
-            for ev in self._opening:
-                yield balance.see(ev)
+                first.append(MessagesSnapshotEvent(messages=list(history), timestamp=now_ms()))
+            first.append(live.mapper.snapshot())
+            first += self._opening
+            yield [encode(ev) for ev in first]
             while True:
-                if live.done is not None and self._queue.empty():
-                    for ev in balance.close():
-                        yield ev
-                    yield frame.finished(thread_id, run_id, live.done)
+                if not sink.items:
+                    end = self._end(thread_id, run_id)
+                    if end is not None:
+                        yield end
+                        return
+                    await sink.wait()
+                batch, stop = render(sink.items, live)
+                if stop is not None:
+                    batch += self._terminal(thread_id, run_id, stop)
+                    yield batch
                     return
-                waiting = live.pending()
-                if waiting and self._queue.empty():
-                    for ev in balance.close():
-                        yield ev
-                    yield frame.interrupted(thread_id, run_id, waiting)
-                    return
-                kind, payload = await self._queue.get()
-                if kind == "events":
-                    for ev in payload:
-                        yield balance.see(ev)
-                elif kind == _DONE:
-                    for ev in balance.close():
-                        yield ev
-                    yield frame.finished(thread_id, run_id, payload)
-                    return
-                # an interrupt marker: the loop head ends the run if the request is still pending
+                if batch:
+                    yield batch
         finally:
             self.close()
 
+    def _end(self, thread_id: str, run_id: str) -> list[str] | None:
+        """The closing batch when the run is over or waits for answers (checked with nothing left to read)."""
+        live = self._live
+        if live.done is not None:
+            return self._terminal(thread_id, run_id, _DONE)
+        if live.pending():
+            return self._terminal(thread_id, run_id, _INTERRUPT)
+        return None
 
-class Balance:
-    """What one AG-UI run has opened and not closed, so it can close it before its terminal event."""
+    def _terminal(self, thread_id: str, run_id: str, why: str) -> list[str]:
+        live = self._live
+        out = [encode(ev) for ev in live.mapper.ending()]
+        if why == _DONE:
+            assert live.done is not None
+            out.append(encode(frame.finished(thread_id, run_id, live.done)))
+        else:
+            out.append(encode(frame.interrupted(thread_id, run_id, live.pending())))
+        return out
 
-    def __init__(self) -> None:
-        self._open: dict[tuple[str, str], BaseEvent] = {}
 
-    def see(self, ev: BaseEvent) -> BaseEvent:
-        t = ev.type.value
-        if t == "TEXT_MESSAGE_START":
-            self._open["text", ev.message_id] = ev  # type: ignore[attr-defined]
-        elif t == "TEXT_MESSAGE_END":
-            self._open.pop(("text", ev.message_id), None)  # type: ignore[attr-defined]
-        elif t == "REASONING_START":
-            self._open["reasoning", ev.message_id] = ev  # type: ignore[attr-defined]
-        elif t == "REASONING_END":
-            self._open.pop(("reasoning", ev.message_id), None)  # type: ignore[attr-defined]
-        elif t == "TOOL_CALL_START":
-            self._open["tool", ev.tool_call_id] = ev  # type: ignore[attr-defined]
-        elif t in ("TOOL_CALL_END", "TOOL_CALL_RESULT"):
-            self._open.pop(("tool", ev.tool_call_id), None)  # type: ignore[attr-defined]
-        return ev
+def encode(event: BaseEvent) -> str:
+    """One event as JSON text, as the protocol's own models write it."""
+    return event.model_dump_json(by_alias=True)
 
-    def close(self) -> list[BaseEvent]:
-        out: list[BaseEvent] = []
-        for kind, ident in self._open:
-            if kind == "text":
-                out.append(TextMessageEndEvent(message_id=ident))
-            elif kind == "reasoning":
-                out += [ReasoningMessageEndEvent(message_id=ident), ReasoningEndEvent(message_id=ident)]
-            else:
-                out.append(ToolCallEndEvent(tool_call_id=ident))
-        self._open.clear()
-        return stamped(out)
+
+def render(items: deque[Item], live: LiveRun) -> tuple[list[str], str | None]:
+    """Take everything in ``items`` as JSON texts, merging consecutive deltas of one message (or tool call) into one
+    event; stop at the Stream's end, or at an interrupt that is still pending (``live.pending()``)."""
+    out: list[str] = []
+    kind = ident = ""
+    parts: list[str] = []
+    stop: str | None = None
+    while items:
+        item = items.popleft()
+        tag = item[0]
+        if tag in DELTA_EVENTS:
+            if tag == kind and item[1] == ident:
+                parts.append(item[2])
+                continue
+            if parts:
+                out.append(encode(delta_event(kind, ident, "".join(parts))))
+            kind, ident, parts = tag, item[1], [item[2]]
+            continue
+        if parts:
+            out.append(encode(delta_event(kind, ident, "".join(parts))))
+            kind, parts = "", []
+        if tag == _EVENTS:
+            out += [encode(ev) for ev in item[1]]
+        elif tag == _DONE:
+            stop = _DONE
+            break
+        elif tag == _INTERRUPT and live.pending():
+            stop = _INTERRUPT
+            break
+    if parts:
+        out.append(encode(delta_event(kind, ident, "".join(parts))))
+    if stop is not None:
+        items.clear()
+    return out, stop

@@ -114,6 +114,39 @@ class EventMapper:
             return []
         return [custom(event)]
 
+    def delta(self, ev: TextDelta | Thinking | ToolCall) -> tuple[str, str, str] | None:
+        """``(kind, id, text)`` when ``ev`` only adds text to an open message, reasoning block or tool call (the
+        hot path: no event object is built until a client reads it, see ``delta_event``); None otherwise."""
+        if ev.phase is not _CONTENT:
+            return None
+        tp = type(ev)
+        if tp is TextDelta:
+            text = ev.text  # type: ignore[union-attr]
+            mid = self._text.get(ev.message_id)  # type: ignore[union-attr]
+            if mid is None or not text or ev.role is not Role.ASSISTANT:  # type: ignore[union-attr]
+                return None
+            return ("text", mid, text)
+        if tp is Thinking:
+            text = ev.text  # type: ignore[union-attr]
+            mid = self._reasoning.get(ev.message_id)  # type: ignore[union-attr]
+            return None if mid is None or not text else ("reasoning", mid, text)
+        tid = ev.id  # type: ignore[union-attr]
+        text = ev.args_delta  # type: ignore[union-attr]
+        if tid not in self._tools or not text:
+            return None
+        self._tools[tid] = True
+        self._tool_args.setdefault(tid, []).append(text)
+        return ("args", tid, text)
+
+    def ending(self) -> list[BaseEvent]:
+        """END events for everything open, without closing it here (an AG-UI run that ends while the Stream goes
+        on closes what it showed)."""
+        out: list[BaseEvent] = [TextMessageEndEvent(message_id=mid) for mid in self._text.values()]
+        for mid in self._reasoning.values():
+            out += [ReasoningMessageEndEvent(message_id=mid), ReasoningEndEvent(message_id=mid)]
+        out += [ToolCallEndEvent(tool_call_id=tid) for tid in self._tools]
+        return stamped(out)
+
     def close(self) -> list[BaseEvent]:
         """END events for every message, reasoning block and tool call still open (stamped now)."""
         out: list[BaseEvent] = [TextMessageEndEvent(message_id=mid) for mid in self._text.values()]
@@ -267,6 +300,21 @@ def stamped(events: list[BaseEvent]) -> list[BaseEvent]:
     for ev in events:
         ev.timestamp = ms
     return events
+
+
+DELTA_EVENTS = frozenset({"text", "reasoning", "args"})
+
+
+def delta_event(kind: str, ident: str, text: str) -> BaseEvent:
+    """The content event for ``EventMapper.delta``'s ``(kind, id, text)`` (merged deltas: their joined text)."""
+    if kind == "text":
+        event: BaseEvent = TextMessageContentEvent(message_id=ident, delta=text)
+    elif kind == "reasoning":
+        event = ReasoningMessageContentEvent(message_id=ident, delta=text)
+    else:
+        event = ToolCallArgsEvent(tool_call_id=ident, delta=text)
+    event.timestamp = now_ms()
+    return event
 
 
 def _delta(patch: list[dict[str, Any]]) -> StateDeltaEvent:
