@@ -12,8 +12,8 @@ other load on the machine does not count; the client's own parsing is in its own
 Rounds alternate direct and bridge; figures are medians.
 
 Memory: ``tracemalloc`` bytes held per buffered event. *Direct*: a consumer has attached to ``stream.events()`` and
-reads nothing while the run completes, so the Stream's buffer holds every event. *Bridge*: an AG-UI run is attached but its client
-reads nothing, so the bridge's per-client buffer holds every event.
+reads nothing while the run completes, so the Stream's buffer holds every event. *Bridge*: an AG-UI run is attached
+but its client reads nothing, so the bridge's per-client buffer holds every event.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import adaptor_nb  # noqa: E402
-from adaptor_nb import Agent, Done, TextDelta  # noqa: E402
-from adaptor_nb.bridges import agui  # noqa: E402
-from event_pipeline import FloodDriver  # noqa: E402
+from event_pipeline import FloodDriver
+
+import adaptor_nb
+from adaptor_nb import Agent, Done, TextDelta
+from adaptor_nb.bridges import agui
 
 TARGET_RATIO = 1.5
 
