@@ -18,6 +18,7 @@ from typing import Any
 from ag_ui.core import BaseEvent, Message, MessagesSnapshotEvent
 
 from ..._approvals import ApprovalRequest
+from ..._enums import Phase, Role
 from ..._events import Done, Event, Notice, TextDelta, Thinking, ToolCall
 from ..._stream import Stream
 from . import _runframe as frame
@@ -31,6 +32,9 @@ _DONE = "done"
 # ("events", [BaseEvent, ...], None), or a marker ("interrupt" | "done", None, None).
 Item = tuple[str, Any, Any]
 _INTERRUPT_ITEM: Item = (_INTERRUPT, None, None)
+_BUSY = 48  # unread items at a wake-up that mark a producer outrunning this client
+_CONTENT = Phase.CONTENT
+_ASSISTANT = Role.ASSISTANT
 _DONE_ITEM: Item = (_DONE, None, None)
 
 
@@ -105,17 +109,30 @@ class LiveRun:
     async def _pump(self) -> None:
         mapper = self.mapper
         delta = mapper.delta
+        open_text = mapper.open_text  # the live dict: message id -> AG-UI message id
         sinks = self._sinks
+        observe = self._observe if self._on_event is not None else None
         try:
             async for ev in self.stream.events():
-                if self._on_event is not None:
-                    self._observe(ev)
+                if observe is not None:
+                    observe(ev)
                 tp = type(ev)
-                if tp is TextDelta or tp is Thinking or tp is ToolCall:
-                    item = delta(ev)  # type: ignore[arg-type]
-                    if item is not None:  # a content delta of an open message: the hot path, kept small
+                if tp is TextDelta:
+                    # The hot path: assistant text for an open message becomes a small tuple for each client.
+                    text = ev.text  # type: ignore[attr-defined]
+                    mid = open_text.get(ev.message_id) if text else None  # type: ignore[attr-defined]
+                    if mid is not None and ev.phase is _CONTENT and ev.role is _ASSISTANT:  # type: ignore[attr-defined]
+                        item = ("text", mid, text)
                         for sink in sinks:
-                            sink.put(item)
+                            sink.items.append(item)
+                            if sink.waiter is not None:
+                                sink.wake()
+                        continue
+                elif tp is Thinking or tp is ToolCall:
+                    found = delta(ev)  # type: ignore[arg-type]
+                    if found is not None:
+                        for sink in sinks:
+                            sink.put(found)
                         continue
                 if isinstance(ev, ApprovalRequest):
                     if ev.state == "pending":
@@ -176,11 +193,13 @@ class _Sink:
 
     def put(self, item: Item) -> None:
         self.items.append(item)
-        waiter = self.waiter
-        if waiter is not None:
-            self.waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        if self.waiter is not None:
+            self.wake()
+
+    def wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self) -> None:
         if not self.items:
@@ -219,6 +238,9 @@ class Subscription:
                         yield end
                         return
                     await sink.wait()
+                if len(sink.items) >= _BUSY:
+                    # A fast producer: give it one more turn, so this client gets fewer, larger writes.
+                    await asyncio.sleep(0)
                 batch, stop = render(sink.items, live)
                 if stop is not None:
                     batch += self._terminal(thread_id, run_id, stop)

@@ -114,6 +114,11 @@ class EventMapper:
             return []
         return [custom(event)]
 
+    @property
+    def open_text(self) -> dict[str, str]:
+        """The open assistant messages: the driver's message id -> the AG-UI message id (the live dict, read-only)."""
+        return self._text
+
     def delta(self, ev: TextDelta | Thinking | ToolCall) -> tuple[str, str, str] | None:
         """``(kind, id, text)`` when ``ev`` only adds text to an open message, reasoning block or tool call (the
         hot path: no event object is built until a client reads it, see ``delta_event``); None otherwise."""
