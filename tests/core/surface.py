@@ -36,6 +36,7 @@ MODULES: tuple[tuple[str, str], ...] = (
     ("adaptor_nb.notebook", USERS),
     ("adaptor_nb.cassette", USERS),
     ("adaptor_nb.recorder", USERS),
+    ("adaptor_nb.bridges.agui", USERS),
     ("adaptor_nb.drivers.claude", USERS),
     ("adaptor_nb.drivers.codex", USERS),
     ("adaptor_nb.drivers.cursor", USERS),
