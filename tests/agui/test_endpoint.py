@@ -186,3 +186,32 @@ async def test_stop_ends_the_runs_it_started_and_leaves_nothing_running(client: 
     assert left == []
     with pytest.raises(httpx.ConnectError):
         await client.post(srv.url, json=body("t", ("u2", "again")))
+
+
+async def test_concurrent_first_messages_on_an_idle_thread_start_one_run_and_join_it(
+    client: httpx.AsyncClient,
+) -> None:
+    gate = ref.Gate()
+    agent = Agent(ref.Driver(scenario=ref.Scenario(ref.Turn("one run ", gate, "for all"))))
+
+    async def factory() -> Agent:  # an Agent made on first use: every early request waits for it
+        await asyncio.sleep(0)
+        return agent
+
+    srv = await serving(factory, key=str)  # type: ignore[arg-type]
+    try:
+        posts = [
+            asyncio.ensure_future(run(client, srv.url, body("t", (f"u{i}", f"message {i}"), run_id=f"r{i}"), TOKEN))
+            for i in range(8)
+        ]
+        await gate.reached.wait()
+        live = srv.app.bridge.lives["t"]
+        await live.until(lambda: len(live.message_ids) == 8)  # every request reached the run
+        gate.open()
+        runs = await asyncio.gather(*posts)
+        assert all(events[-1]["type"] == "RUN_FINISHED" for events in runs), [e[-1] for e in runs]
+        assert {events[-1]["result"]["runId"] for events in runs} == {live.stream.run_id}
+        assert all(findings(events) == [] for events in runs)
+        assert len((await live.stream).messages()) == 7
+    finally:
+        await srv.stop()

@@ -137,7 +137,12 @@ class Bridge:
             return sub.frames(thread_id, run_id, input.messages)
         if sub is not None:
             sub.close()
-        if supplemented:  # a run this bridge did not start (it cannot happen while the bridge owns the registry)
+        if supplemented:
+            # Another request started this run while this one was on its way (both found the thread idle).
+            current = self.live(key)
+            if current is not None and current.stream is stream:
+                current.admitted(message.id)
+                return current.subscribe().frames(thread_id, run_id, input.messages)
             return _refused(thread_id, run_id, "the thread is busy with a run of another client", "thread_busy")
         live = LiveRun(stream, key, self._ended, self._on_event)
         live.admitted(message.id)
