@@ -109,6 +109,8 @@ async def test_resume_only_with_an_unknown_thread_is_a_run_error(client: httpx.A
         events = await run(client, srv.url, body("never-seen", ("u", "hi")), TOKEN)
         assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_ERROR"
         assert events[-1]["code"] == "ThreadNotFoundError", events[-1]
+        empty = await run(client, srv.url, body("", ("u", "hi")), TOKEN)
+        assert empty[-1]["type"] == "RUN_ERROR" and empty[-1]["code"] == "invalid_thread_id"
         events = await run(client, srv.url, body("t", resume=[{"interruptId": "i1", "status": "resolved"}]), TOKEN)
         assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "unknown_interrupt"
         assert findings(events) == []
@@ -213,5 +215,29 @@ async def test_concurrent_first_messages_on_an_idle_thread_start_one_run_and_joi
         assert {events[-1]["result"]["runId"] for events in runs} == {live.stream.run_id}
         assert all(findings(events) == [] for events in runs)
         assert len((await live.stream).messages()) == 7
+    finally:
+        await srv.stop()
+
+
+async def test_a_failing_agent_factory_ends_the_run_with_run_error_and_the_server_stays_up(
+    client: httpx.AsyncClient,
+) -> None:
+    calls = 0
+
+    def factory() -> Agent:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("no credentials yet")
+        return Agent(ref.Driver())
+
+    srv = await serving(factory)  # type: ignore[arg-type]
+    try:
+        failed = await run(client, srv.url, body("t", ("u1", "hi")), TOKEN)
+        assert [e["type"] for e in failed] == ["RUN_STARTED", "RUN_ERROR"]
+        assert failed[-1]["code"] == "internal_error" and "no credentials yet" in failed[-1]["message"]
+        assert findings(failed) == []
+        again = await run(client, srv.url, body("t", ("u2", "hi"), run_id="r2"), TOKEN)
+        assert again[-1]["type"] == "RUN_FINISHED"
     finally:
         await srv.stop()

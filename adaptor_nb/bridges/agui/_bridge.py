@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from ._registry import RunRegistry
 if TYPE_CHECKING:
     from ..._agent import Agent
     from ..._thread import Thread
+
+log = logging.getLogger("adaptor_nb.bridges.agui")
 
 
 class Bridge:
@@ -97,14 +100,26 @@ class Bridge:
             async for ev in _refused(thread_id, run_id, "the AG-UI endpoint is shutting down", "unavailable"):
                 yield ev
             return
-        key = self.key_of(thread_id)
+        try:
+            key = self.key_of(thread_id)
+        except ValueError as exc:
+            async for batch in _refused(thread_id, run_id, str(exc), "invalid_thread_id"):
+                yield batch
+            return
         live = self.live(key)
-        if input.resume:
-            events = self._resume(input, key, live)
-        else:
-            events = await self._message(input, key, live)
-        async for ev in events:
-            yield ev
+        sent = False
+        try:
+            if input.resume:
+                events = self._resume(input, key, live)
+            else:
+                events = await self._message(input, key, live)
+            async for batch in events:
+                sent = True
+                yield batch
+        except Exception as exc:  # a fault of the bridge itself: end the AG-UI run properly, keep the server up
+            log.exception("the AG-UI bridge failed on a request for thread %r", thread_id)
+            opening = [] if sent else [encode(frame.started(thread_id, run_id))]
+            yield [*opening, encode(frame.failed(f"the bridge failed: {exc!r}", "internal_error"))]
 
     async def _message(self, input: RunAgentInput, key: str, live: LiveRun | None) -> AsyncIterator[list[str]]:
         thread_id, run_id = input.thread_id, input.run_id
