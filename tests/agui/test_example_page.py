@@ -16,6 +16,8 @@ from adaptor_nb import Agent, ApprovalKind, ApprovalPolicy, Policy
 from adaptor_nb.bridges import agui
 from adaptor_nb.drivers import reference as ref
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "agui"
 CHROMIUM = Path("/usr/bin/chromium")
