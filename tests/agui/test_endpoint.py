@@ -241,3 +241,23 @@ async def test_a_failing_agent_factory_ends_the_run_with_run_error_and_the_serve
         assert again[-1]["type"] == "RUN_FINISHED"
     finally:
         await srv.stop()
+
+
+async def test_clients_are_not_left_waiting_if_the_bridge_stops_following_a_run(client: httpx.AsyncClient) -> None:
+    gate = ref.Gate()
+    agent = Agent(ref.Driver(scenario=ref.Scenario(ref.Turn("x", gate, "y"))))
+    srv = await serving(agent, key=str)
+    try:
+        pending = asyncio.ensure_future(run(client, srv.url, body("t", ("u1", "go")), TOKEN))
+        await gate.reached.wait()
+        live = srv.app.bridge.lives["t"]
+        await live.until(lambda: live.subscribers == 1)
+        assert live._task is not None
+        live._task.cancel()  # as if the pump failed
+        events = await pending
+        assert events[-1]["type"] == "RUN_ERROR" and events[-1]["code"] == "internal_error"
+        assert findings(events) == []
+        gate.open()
+        await live.stream
+    finally:
+        await srv.stop()

@@ -153,6 +153,10 @@ class LiveRun:
                 if mapped:
                     self._broadcast((_EVENTS, mapped, None))
         finally:
+            if self.done is None:  # the pump itself failed or was cancelled: its clients must not wait forever
+                self.done = Done(err=RuntimeError("the AG-UI bridge stopped following this run"))
+                self._broadcast((_EVENTS, mapper.close(), None))
+                self._broadcast(_DONE_ITEM)
             self._remember_answers()
             self._on_end(self)
 
