@@ -2,7 +2,7 @@
 
 One ``EventMapper`` follows one Stream across every AG-UI run that shows it, so message and tool-call ids are the
 same in each. The AG-UI run frame (RUN_STARTED, the terminal event, interrupts) belongs to the caller: see
-``_frames.py``. Event types without a rule here pass through as CUSTOM events named after their type.
+``_runframe.py``. Event types without a rule here pass through as CUSTOM events named ``adaptor_nb.<type>``.
 """
 
 from __future__ import annotations
