@@ -157,7 +157,7 @@ class ClaudeLikeTranslator:
         self.init_model = ""
         self.session_id = ""
         self.inits = 0
-        self.activity = ClaudeActivity(f"{self.PREFIX}.TodoWrite")
+        self.activity = ClaudeActivity(self.PREFIX)
 
     # -- streamed blocks ---------------------------------------------------------------------------------
 
