@@ -53,6 +53,7 @@ _PUBLIC: dict[str, str] = {
     "FailureReason": ".._enums",
     "FeatureLevel": ".._enums",
     "HTTP": "..mcp",
+    "HOST_SERVER": "._hosted",
     "HostedTools": "._hosted",
     "mark_host_tool": "._hosted",
     "IdentityCodec": "._spi",
@@ -194,6 +195,7 @@ if TYPE_CHECKING:
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
     from ._emit import TextDeltas as TextDeltas
+    from ._hosted import HOST_SERVER as HOST_SERVER
     from ._hosted import HostedTools as HostedTools
     from ._hosted import mark_host_tool as mark_host_tool
     from ._jsonline import dumps_line as dumps_line
