@@ -99,3 +99,18 @@ async def test_a_host_tool_is_not_a_capability(
     assert error is None and result is not None
     assert [r.name for r in of(events, ToolResult) if not r.is_error] == ["add"]
     assert not of(events, CapabilityStart) and not of(events, CapabilityEnd)
+
+
+@pytest.mark.codex
+async def test_a_web_search_is_a_web_search_capability(
+    make_driver: DriverFactory, fake: FakeOpenAIServer, workspace: Path
+) -> None:
+    fake.enqueue(Reply(answer="searched", web_search="pandas pivot"))
+    async with Agent(make_driver(), workspace=str(workspace)) as agent:
+        events, result, error = await run_all(agent.send("search"))
+    assert error is None and result is not None and result.text == "searched"
+    (start,) = of(events, CapabilityStart)
+    (end,) = of(events, CapabilityEnd)
+    assert (start.kind, start.name) == ("web_search", "web_search")
+    assert end.scope == start.scope and end.ok
+    assert "pandas pivot" in json.dumps(end.output)
