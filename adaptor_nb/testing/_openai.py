@@ -288,9 +288,9 @@ def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iter
         yield frame("response.output_item.added", output_index=idx, item={"type": "web_search_call", "id": wid,
                                                                           "status": "in_progress"})  # fmt: skip
         action = {"type": "search", "query": reply.web_search}
-        item = {"type": "web_search_call", "id": wid, "status": "completed", "action": action}
-        yield frame("response.output_item.done", output_index=idx, item=item)
-        output.append(item)
+        searched: dict[str, Any] = {"type": "web_search_call", "id": wid, "status": "completed", "action": action}
+        yield frame("response.output_item.done", output_index=idx, item=searched)
+        output.append(searched)
     if reply.answer is not None:
         mid, idx = next_id("msg"), len(output)
         added = {"type": "message", "id": mid, "role": "assistant", "status": "in_progress", "content": []}
