@@ -30,7 +30,7 @@ async def test_the_recorded_mcp_call_and_task_are_capabilities(make_driver) -> N
 
 async def test_an_old_envelope_task_is_a_subagent_capability(make_driver) -> None:
     async with Agent(make_driver("task-tool-call.jsonl")) as agent:
-        events, result, err = await drain(agent.send("go"))
+        events, _, err = await drain(agent.send("go"))
     assert err is None
     (start,) = of(events, CapabilityStart)
     (end,) = of(events, CapabilityEnd)

@@ -9,6 +9,8 @@ from ...driver import (
     Event,
     Notice,
     Phase,
+    PlanItem,
+    PlanUpdate,
     TextDelta,
     Thinking,
     ToolCall,
@@ -91,9 +93,7 @@ class Translator:
         if kind == "tool_call_update":
             return self._tool_update(update)
         if kind == "plan":
-            entries = update.get("entries") or []
-            lines = [f"[{e.get('status', '')}] {e.get('content', '')}" for e in entries if isinstance(e, dict)]
-            return [Notice(kind="acp.plan", text="\n".join(lines), data={"entries": entries})]
+            return [_plan(update.get("entries"))]
         if kind in _STATE_UPDATES:
             return [Notice(kind=f"acp.{kind}", text=kind.replace("_", " "), data=_without_kind(update))]
         return []  # user_message_chunk (a replayed history) and unknown kinds carry nothing for the run
@@ -152,6 +152,20 @@ class Translator:
             )
         )
         return [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+
+
+def _plan(entries: Any) -> PlanUpdate:
+    """An ACP plan (``entries`` of ``content``, ``status``, ``priority``): the whole plan each time."""
+    items = tuple(
+        PlanItem(
+            text=str(e.get("content") or ""),
+            status=str(e.get("status") or "pending"),  # type: ignore[arg-type]  # PlanItem maps other words
+            priority=str(e["priority"]) if e.get("priority") is not None else None,
+        )
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict)
+    )
+    return PlanUpdate(items=items, source="acp.plan")
 
 
 def _tool_name(update: dict[str, Any]) -> str:
