@@ -1,18 +1,34 @@
-"""ACP ``plan`` updates as plan updates, on the real codex-acp: its ``update_plan`` tool reaches the client as the
-whole plan each time, and the driver publishes it as a PlanUpdate with the next revision."""
+"""ACP on the real codex-acp: ``plan`` updates (its ``update_plan`` tool, the whole plan each time) as PlanUpdate
+events with growing revisions, and calls of an MCP server's tool as MCP capabilities."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 from _support import drain, of
 
-from adaptor_nb import Agent, Notice, PlanUpdate
+from adaptor_nb import (
+    Agent,
+    ApprovalMode,
+    ApprovalPolicy,
+    CapabilityEnd,
+    CapabilityStart,
+    Notice,
+    PlanUpdate,
+    Policy,
+    ToolCall,
+    mcp,
+)
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
 from .conftest import NetworkTripwire
 from .test_acp_codex import codex_acp_bin, codex_driver, fake_responses  # noqa: F401  (fixtures)
+
+ECHO = str(Path(__file__).parent.parent / "fixtures" / "mcp_echo_server.py")
+AUTO = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.AUTO_APPROVE))
 
 
 async def test_codex_acp_plan_updates_are_plan_updates(
@@ -39,3 +55,24 @@ async def test_codex_acp_plan_updates_are_plan_updates(
     ]
     assert {p.source for p in plans} == {"acp.plan"}
     assert not [n for n in of(events, Notice) if n.kind == "acp.plan"]
+
+
+async def test_codex_acp_mcp_tool_calls_are_mcp_capabilities(
+    codex_acp_bin: str,  # noqa: F811
+    fake_responses: FakeOpenAIServer,  # noqa: F811
+    tmp_path: Path,
+    tripwire: NetworkTripwire,
+) -> None:
+    fake_responses.enqueue(Reply.function_call("echo", {"text": "ping"}, namespace="mcp__echo"), Reply.text("ok"))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    server = mcp.Stdio("echo", sys.executable, args=[ECHO])
+    driver = codex_driver(codex_acp_bin, tmp_path, fake_responses, tripwire)
+    async with Agent(driver, workspace=str(workspace), mcp=[server], policy=AUTO) as a:
+        events, result, err = await drain(a.send("Echo it."))
+    assert err is None and result is not None
+    (start,) = of(events, CapabilityStart)
+    (end,) = of(events, CapabilityEnd)
+    assert (start.kind, start.name, start.input) == ("mcp_tool", "echo/echo", {"text": "ping"})
+    assert end.scope == start.scope and end.ok and "echo: ping" in json.dumps(end.output)
+    assert of(events, ToolCall)  # still a tool call too

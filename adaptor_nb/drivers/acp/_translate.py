@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...driver import (
+    HOST_SERVER,
+    CapabilityEnd,
+    CapabilityStart,
     Event,
     Notice,
     Phase,
@@ -68,6 +71,7 @@ class Translator:
         self.session_id = session_id
         self.model = model
         self.record = TurnRecord()
+        self.capabilities: dict[str, CapabilityStart] = {}
 
     def new_turn(self) -> None:
         self.record = TurnRecord()
@@ -108,7 +112,8 @@ class Translator:
             TranscriptItem(kind="tool_use", tool_use_id=call_id, tool_name=name, input=args, session_id=self.session_id)
         )
         events: list[Event] = [
-            ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info)
+            ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info),
+            *self._mcp_start(call_id, update),
         ]
         if update.get("status") in ("completed", "failed"):
             events.extend(self._tool_end(call_id, update))
@@ -151,7 +156,30 @@ class Translator:
                 session_id=self.session_id,
             )
         )
-        return [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+        out: list[Event] = [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+        start = self.capabilities.pop(call_id, None)
+        if start is not None:
+            out.append(CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not failed))
+        return out
+
+    def _mcp_start(self, call_id: str, update: dict[str, Any]) -> list[Event]:
+        """A capability start for a call of an MCP server's tool (not a host tool), where the agent says it is one:
+        ``rawInput`` naming ``server``, ``tool`` and ``arguments`` (codex-acp), or ``_meta.toolName`` ``mcp__s__t``."""
+        raw = update.get("rawInput")
+        meta = update.get("_meta")
+        tool_name = meta.get("toolName") if isinstance(meta, dict) else None
+        if isinstance(raw, dict) and isinstance(raw.get("server"), str) and isinstance(raw.get("tool"), str):
+            server, tool, args = raw["server"], raw["tool"], raw.get("arguments")
+        elif isinstance(tool_name, str) and tool_name.startswith("mcp__") and "__" in tool_name[5:]:
+            server, _, tool = tool_name[5:].partition("__")
+            args = raw
+        else:
+            return []
+        if server == HOST_SERVER or call_id in self.capabilities:
+            return []
+        start = CapabilityStart(kind="mcp_tool", name=f"{server}/{tool}", scope=call_id, input=args)
+        self.capabilities[call_id] = start
+        return [start]
 
 
 def _plan(entries: Any) -> PlanUpdate:
