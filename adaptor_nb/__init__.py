@@ -89,6 +89,10 @@ _PUBLIC: dict[str, str] = {
     "EventSourceMeta": "._events",
     "MessageUpdate": "._events",
     "Notice": "._events",
+    "CapabilityEnd": "._events",
+    "CapabilityStart": "._events",
+    "PlanItem": "._events",
+    "PlanUpdate": "._events",
     "ProcessInfo": "._events",
     "RunFinished": "._events",
     "RunStarted": "._events",
@@ -248,6 +252,8 @@ if TYPE_CHECKING:
     from ._errors import ThreadIncompatibleError as ThreadIncompatibleError
     from ._errors import ThreadLeaseLostError as ThreadLeaseLostError
     from ._errors import ThreadNotFoundError as ThreadNotFoundError
+    from ._events import CapabilityEnd as CapabilityEnd
+    from ._events import CapabilityStart as CapabilityStart
     from ._events import Done as Done
     from ._events import Dropped as Dropped
     from ._events import Event as Event
@@ -255,6 +261,8 @@ if TYPE_CHECKING:
     from ._events import EventSourceMeta as EventSourceMeta
     from ._events import MessageUpdate as MessageUpdate
     from ._events import Notice as Notice
+    from ._events import PlanItem as PlanItem
+    from ._events import PlanUpdate as PlanUpdate
     from ._events import ProcessInfo as ProcessInfo
     from ._events import RunFinished as RunFinished
     from ._events import RunStarted as RunStarted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._enums import (
     Boundary,
@@ -220,6 +220,102 @@ class SubagentUpdate(Event):
     kind: SubagentKind = SubagentKind.STATE
     delta: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+
+PlanStatus = Literal["pending", "in_progress", "completed"]
+CapabilityKind = Literal["skill", "subagent", "web_search", "mcp_tool", "other"]
+
+_STATUS_WORDS: dict[str, PlanStatus] = {
+    "pending": "pending",
+    "todo": "pending",
+    "not_started": "pending",
+    "notstarted": "pending",
+    "open": "pending",
+    "queued": "pending",
+    "in_progress": "in_progress",
+    "inprogress": "in_progress",
+    "active": "in_progress",
+    "running": "in_progress",
+    "started": "in_progress",
+    "doing": "in_progress",
+    "completed": "completed",
+    "complete": "completed",
+    "done": "completed",
+    "finished": "completed",
+    "cancelled": "completed",
+    "canceled": "completed",
+    "skipped": "completed",
+    "failed": "completed",
+}
+
+
+def plan_status(raw: object) -> PlanStatus:
+    """The plan status nearest to a provider's word (``inProgress``, ``done``, ``cancelled``...), else pending."""
+    word = str(raw or "").strip().lower().replace("-", "_").replace(" ", "_")
+    return _STATUS_WORDS.get(word) or _STATUS_WORDS.get(word.replace("_", ""), "pending")
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One entry of a plan or todo list.
+
+    ``status`` is one of ``"pending"``, ``"in_progress"``, ``"completed"``; a provider's other words are mapped to
+    the nearest of them and kept as given in ``raw_status`` (empty when the provider used one of the three).
+    """
+
+    text: str = ""
+    status: PlanStatus = "pending"
+    priority: str | None = None
+    id: str | None = None
+    raw_status: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in ("pending", "in_progress", "completed"):
+            object.__setattr__(self, "raw_status", self.raw_status or str(self.status))
+            object.__setattr__(self, "status", plan_status(self.status))
+
+
+@dataclass(frozen=True)
+class PlanUpdate(Event):
+    """The agent's whole current plan or todo list, each time it changes.
+
+    ``revision`` counts the updates of one run: 1, 2, 3... (the core numbers them in the order they are emitted).
+    ``source`` says where the plan came from (``"claude.TodoWrite"``, ``"codex.plan"``, ``"acp.plan"``...).
+    """
+
+    items: tuple[PlanItem, ...] = ()
+    revision: int = 0
+    source: str = ""
+    explanation: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.items, tuple):
+            object.__setattr__(self, "items", tuple(self.items))
+
+
+@dataclass(frozen=True)
+class CapabilityStart(Event):
+    """The agent began using a capability (a skill, a subagent, web search, an MCP tool).
+
+    ``scope`` pairs it with its ``CapabilityEnd``; ``input`` is JSON data as the provider gave it. Every start is
+    ended: a run that ends with capabilities still open ends each of them with ``ok=False``.
+    """
+
+    kind: CapabilityKind = "other"
+    name: str = ""
+    scope: str = ""
+    input: Any = None
+
+
+@dataclass(frozen=True)
+class CapabilityEnd(Event):
+    """The end of a capability use begun by the ``CapabilityStart`` of the same ``scope``."""
+
+    kind: CapabilityKind = "other"
+    name: str = ""
+    scope: str = ""
+    output: Any = None
+    ok: bool = True
 
 
 def with_meta(event: E, meta: EventMeta) -> E:

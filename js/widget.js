@@ -203,6 +203,17 @@ function renderItem(view, it, live) {
       return h("div", { class: "anb-card anb-sub" },
         fold(view, it.id, h("span", {}, h("span", { class: "anb-badge", text: "subagent" }), ` ${it.member || it.task || ""} · ${it.state || ""}`),
           it.summary ? h("div", { text: it.summary }) : null, text ? h("pre", { class: "anb-args", text }) : null));
+    case "plan": {
+      // The run's checklist: each step's mark and text are set as text, never as markup.
+      const steps = (it.entries || []).map((e) =>
+        h("li", { class: `anb-step anb-${e.status}`, "data-status": e.status },
+          h("span", { class: "anb-mark", text: `${e.mark} ` }), h("span", { class: "anb-step-text", text: e.text })));
+      return h("div", { class: "anb-card anb-plan", "data-revision": it.revision },
+        h("div", {}, h("span", { class: "anb-badge", text: "plan" }),
+          h("span", { class: "anb-muted", text: `${it.done} of ${steps.length} done` })),
+        it.explanation ? h("div", { class: "anb-muted", text: it.explanation }) : null,
+        h("ul", { class: "anb-checklist" }, steps));
+    }
     case "notice":
       return h("div", { class: `anb-notice anb-${it.level || "info"}`, text: text });
     case "approval":

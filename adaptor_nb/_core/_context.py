@@ -7,9 +7,12 @@ from typing import Any
 
 from .._enums import NoticeKind, Phase, Role
 from .._events import (
+    CapabilityEnd,
+    CapabilityStart,
     Done,
     Event,
     Notice,
+    PlanUpdate,
     RunFinished,
     RunStarted,
     SubagentUpdate,
@@ -19,11 +22,13 @@ from .._events import (
 from .._result import Result, SubagentResult, TerminalPayload, TranscriptItem, TranscriptMessage, Usage
 from ..driver._emit import DONE, TextDeltas
 from ..driver._spi import ClaimedMessage
+from ._activity import ActivityLedger
 from ._approvals import CoreApprovals
 from ._broker import Broker
 from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
+_ACTIVITY = (PlanUpdate, CapabilityStart, CapabilityEnd)
 _CONTENT = Phase.CONTENT
 _TRANSCRIPT_ITEM = NoticeKind.TRANSCRIPT_ITEM
 _ASSISTANT = Role.ASSISTANT
@@ -60,6 +65,7 @@ class RunContextImpl:
         self.items: list[TranscriptItem] = []
         self.turn_open = False  # a provider turn started and has not reached turn_end yet
         self.subagents: dict[str, SubagentResult] = {}
+        self.activity = ActivityLedger()
         self._warned = False
 
     @property
@@ -87,6 +93,10 @@ class RunContextImpl:
                 self._turn_text.append(event.text)
         elif isinstance(event, SubagentUpdate):
             self._subagent(event)
+        elif isinstance(event, _ACTIVITY):
+            event, item = self.activity.stamp(event)
+            if item is not None:
+                self.items.append(item)
         elif isinstance(event, _CORE_ONLY):
             raise ValueError(f"{type(event).__name__} is published by the core, not by drivers")
         if self._broker.publish_nowait(event):

@@ -604,6 +604,8 @@ class Execution:
             else (error.result.usage if isinstance(error, RunError) and error.result else None)
         )
         ctx = self.ctx
+        if ctx is not None and ctx.activity.open:
+            self._close_capabilities(ctx, result, error)
         if self._started and isinstance(error, AdaptorError) and ctx is not None and ctx.turn_open:
             # The turn in progress failed: it still gets its TurnEnd, carrying the error.
             partial = Result(turns=1, run_id=self.run_id, text=ctx.current_text(), thread_key=self.thread_key)
@@ -629,6 +631,17 @@ class Execution:
             assert result is not None
             self.future.set_result(result)
         self._host.on_finished(self)
+
+    def _close_capabilities(self, ctx: RunContextImpl, result: Result | None, error: BaseException | None) -> None:
+        """End, with ``ok=False``, every capability the driver left open; the ends join the transcript too."""
+        why = "the run was cancelled" if isinstance(error, RunCancelled) else "the run ended before it finished"
+        partial = error.result if isinstance(error, RunError) else None
+        for end, item in ctx.activity.close_open(why):
+            ctx.items.append(item)
+            for r in (result, partial):
+                if r is not None:
+                    r._transcript.append(item)
+            self.broker.publish_critical(end)
 
     async def wait(self) -> Result:
         self.broker.result_requested()

@@ -16,6 +16,7 @@ from .._events import (
     Event,
     MessageUpdate,
     Notice,
+    PlanUpdate,
     ProcessInfo,
     RunFinished,
     RunStarted,
@@ -28,7 +29,7 @@ from .._events import (
 )
 from .._result import Result, Usage
 from .._schema import parse_json_text
-from ._words import failure_words, message_words
+from ._words import PLAN_MARKS, failure_words, message_words
 from ._workspace import header_fields
 
 KEEP_CHARS = 20_000
@@ -133,6 +134,7 @@ class RunState:
         self._thinking: str | None = None
         self._tools: dict[str, str] = {}
         self._subagents: dict[str, str] = {}
+        self._plan: str | None = None  # the run's one checklist, replaced by each plan revision
         self._turn = 1
         self.usage: Usage | None = None
         self.events = 0
@@ -322,6 +324,27 @@ class RunState:
             item["state"] = "finished"
             self.dirty.add("items")
         self._append(item_id, event.delta)
+
+    def _on_PlanUpdate(self, event: PlanUpdate) -> None:
+        entries = [
+            {"text": i.text, "status": i.status, "mark": PLAN_MARKS.get(i.status, PLAN_MARKS["pending"])}
+            for i in event.items
+        ]
+        fields = {
+            "entries": entries,
+            "revision": event.revision,
+            "done": sum(1 for i in event.items if i.status == "completed"),
+            "explanation": event.explanation,
+        }
+        item = self._index.get(self._plan) if self._plan else None
+        if item is None:
+            self._close_text()
+            self._close_thinking()
+            item = self._new("plan", text="", **fields)
+            self._plan = item["id"]
+        else:
+            item.update(fields)
+            self.dirty.add("items")
 
     def _on_Notice(self, event: Notice) -> None:
         if event.kind == "approval.resolved":

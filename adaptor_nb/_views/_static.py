@@ -34,6 +34,8 @@ _MUTED = f"color:color-mix(in srgb,{_FG} 72%,{_BG})"
 _USER = "border-left:3px solid var(--jp-brand-color1,#1976d2);padding-left:8px"
 _NOTE = f"color:{_FG};font-style:italic;padding-left:6px;border-left:3px solid var(--jp-warn-color1,#f57c00)"
 _ERROR = f"color:{_FG};padding-left:6px;border-left:3px solid var(--jp-error-color1,#d32f2f)"
+_STEPS = "list-style:none;padding:0;margin:4px 0"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>])")
 _UNSAFE_LINK = re.compile(r"\[([^\]\n]*)\]\((?!https?://)([^)\n]*)\)", re.IGNORECASE)
 
 
@@ -70,6 +72,10 @@ def _title(header: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def _plan_count(item: dict[str, Any]) -> str:
+    return f"{item.get('done', 0)} of {len(item.get('entries', []))} done"
+
+
 def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
     kind = item.get("kind")
     text = str(item.get("text") or live.get(str(item.get("id")), ""))
@@ -103,6 +109,13 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
         return f'<details style="{_CARD}"><summary>subagent <strong>{name}</strong> {state}</summary>{body}</details>'
     if kind == "notice":
         return f'<div style="{_MUTED};font-style:italic">{_e(text)}</div>'
+    if kind == "plan":
+        steps = "".join(
+            f'<li data-status="{_e(e["status"])}">{_e(e["mark"])} {_e(e["text"])}</li>' for e in item.get("entries", [])
+        )
+        note = f'<div style="{_MUTED}">{_e(item["explanation"])}</div>' if item.get("explanation") else ""
+        head = f'plan <span style="{_MUTED}">{_e(_plan_count(item))}</span>'
+        return f'<div class="anb-static-plan" style="{_CARD}">{head}{note}<ul style="{_STEPS}">{steps}</ul></div>'
     if kind == "message":
         words = _e(item.get("words") or item.get("state") or "")
         return f'<div style="{_CARD}">you sent: {_e(text or "a message")} — {words}</div>'
@@ -138,6 +151,11 @@ def run_html(
 def _md_text(text: str) -> str:
     """Agent text for a markdown renderer: HTML escaped, and links kept only when they are http(s)."""
     return _UNSAFE_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", _e(text))
+
+
+def _md_plain(text: str) -> str:
+    """Text that a markdown renderer shows as it is, on one line: no emphasis, links, headings or HTML."""
+    return _e(_MD_SPECIAL.sub(r"\\\1", " ".join(text.split())))
 
 
 def _fence(text: str) -> str:
@@ -181,6 +199,9 @@ def run_markdown(
             out.append(f"subagent **{_e(item.get('task') or item.get('member'))}** {_e(item.get('state') or '')}")
         elif kind == "notice":
             out.append(f"*{_md_text(text)}*")
+        elif kind == "plan":
+            steps = [f"- {e['mark']} {_md_plain(str(e['text']))}" for e in item.get("entries", [])]
+            out.append("\n".join([f"plan ({_plan_count(item)})", *steps]))
         elif kind == "message":
             out.append(
                 f"you sent: {_md_text(text or 'a message')} — {_e(item.get('words') or item.get('state') or '')}"

@@ -26,6 +26,8 @@ TOOL_STATES = {
     "error": "failed",
     "denied": "denied",
 }
+PLAN_MARKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+"""The mark each plan item's status shows with (ticked, under way, open)."""
 _REASONS = {
     "agent_error": "The agent failed",
     "timeout": "Timed out",

@@ -53,6 +53,7 @@ _PUBLIC: dict[str, str] = {
     "FailureReason": ".._enums",
     "FeatureLevel": ".._enums",
     "HTTP": "..mcp",
+    "HOST_SERVER": "._hosted",
     "HostedTools": "._hosted",
     "mark_host_tool": "._hosted",
     "IdentityCodec": "._spi",
@@ -76,6 +77,10 @@ _PUBLIC: dict[str, str] = {
     "OutputSchema": "._spi",
     "Phase": ".._enums",
     "PolicyCapabilities": "._spi",
+    "CapabilityEnd": ".._events",
+    "CapabilityStart": ".._events",
+    "PlanItem": ".._events",
+    "PlanUpdate": ".._events",
     "ProcessInfo": ".._events",
     "ProcessKind": ".._enums",
     "ProcessSlot": "._spi",
@@ -154,10 +159,14 @@ if TYPE_CHECKING:
     from .._errors import MCPTransportUnsupportedError as MCPTransportUnsupportedError
     from .._errors import MCPUnsupportedError as MCPUnsupportedError
     from .._errors import ResumeRejectedError as ResumeRejectedError
+    from .._events import CapabilityEnd as CapabilityEnd
+    from .._events import CapabilityStart as CapabilityStart
     from .._events import Event as Event
     from .._events import EventMeta as EventMeta
     from .._events import EventSourceMeta as EventSourceMeta
     from .._events import Notice as Notice
+    from .._events import PlanItem as PlanItem
+    from .._events import PlanUpdate as PlanUpdate
     from .._events import ProcessInfo as ProcessInfo
     from .._events import SubagentUpdate as SubagentUpdate
     from .._events import TextDelta as TextDelta
@@ -186,6 +195,7 @@ if TYPE_CHECKING:
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
     from ._emit import TextDeltas as TextDeltas
+    from ._hosted import HOST_SERVER as HOST_SERVER
     from ._hosted import HostedTools as HostedTools
     from ._hosted import mark_host_tool as mark_host_tool
     from ._jsonline import dumps_line as dumps_line

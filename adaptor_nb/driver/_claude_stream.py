@@ -14,6 +14,7 @@ from typing import Any
 from .._enums import NoticeKind, Phase, SubagentKind
 from .._events import Event, Notice, SubagentUpdate, TextDelta, Thinking, ToolCall, ToolResult
 from .._result import TranscriptItem, Usage
+from ._claude_activity import ClaudeActivity
 
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 _QUIET_SYSTEM = frozenset({"thinking_tokens"})
@@ -156,6 +157,7 @@ class ClaudeLikeTranslator:
         self.init_model = ""
         self.session_id = ""
         self.inits = 0
+        self.activity = ClaudeActivity(self.PREFIX)
 
     # -- streamed blocks ---------------------------------------------------------------------------------
 
@@ -244,6 +246,7 @@ class ClaudeLikeTranslator:
         self.tool_names[tool_id] = name
         self._transcript(TranscriptItem(kind="tool_use", tool_use_id=tool_id, tool_name=name, input=args))
         out: list[Event] = [ToolCall(id=tool_id, name=name, args=args, phase=Phase.END)]
+        out += self.activity.tool(tool_id, name, args)
         if name in SUBAGENT_TOOLS:
             self._subagent_tools.add(tool_id)
             member = args.get("subagent_type") or args.get("agent") or ""
@@ -385,6 +388,7 @@ class ClaudeLikeTranslator:
             )
         )
         out: list[Event] = [ToolResult(id=tool_id, result=result, is_error=is_error, name=name)]
+        out += self.activity.result(tool_id, content, is_error, extra)
         if tool_id in self._subagent_tools and tool_id not in self._finished_tasks:
             self._finished_tasks.add(tool_id)
             out.append(

@@ -55,7 +55,8 @@ class Reply:
     ``tool`` is one call; ``tools`` adds more calls to the same response (after ``tool``), as a model asking for
     parallel calls in one step does (see :meth:`function_calls`). ``hold`` (a ``threading.Event``) pauses the stream
     after ``response.created`` until it is set; ``complete=False`` ends the body without ``response.completed``;
-    ``usage`` is (input, output, cached input) tokens.
+    ``usage`` is (input, output, cached input) tokens. ``web_search`` (a query) puts a ``web_search_call`` item, the
+    search the hosted web search tool ran, before the answer.
     """
 
     answer: str | None = None
@@ -68,6 +69,7 @@ class Reply:
     hold: threading.Event | None = None
     usage: tuple[int, int, int] = (20, 5, 0)
     words_per_delta: int = 4
+    web_search: str | None = None
 
     @classmethod
     def text(cls, text: str, **kw: Any) -> Reply:
@@ -281,6 +283,14 @@ def _sse_events(reply: Reply, model: str, next_id: Callable[[str], str]) -> Iter
         item = {"type": "reasoning", "id": rid, "summary": [part]}
         yield frame("response.output_item.done", output_index=idx, item=item)
         output.append(item)
+    if reply.web_search is not None:
+        wid, idx = next_id("ws"), len(output)
+        yield frame("response.output_item.added", output_index=idx, item={"type": "web_search_call", "id": wid,
+                                                                          "status": "in_progress"})  # fmt: skip
+        action = {"type": "search", "query": reply.web_search}
+        searched: dict[str, Any] = {"type": "web_search_call", "id": wid, "status": "completed", "action": action}
+        yield frame("response.output_item.done", output_index=idx, item=searched)
+        output.append(searched)
     if reply.answer is not None:
         mid, idx = next_id("msg"), len(output)
         added = {"type": "message", "id": mid, "role": "assistant", "status": "in_progress", "content": []}

@@ -39,6 +39,7 @@ EXPECTED_PUBLIC = {
     "DriverManagedWorkspace", "GitWorktreeWorkspace", "GitWorktrees", "SharedWorkspace", "WorkspaceError",
     "WorkspaceLease", "WorkspaceManager", "WorkspaceReleaseMode", "WorkspaceRequest",
     "LocalServices", "ServiceManager", "ServiceRef", "ServiceRequest", "ServiceSpec",
+    "CapabilityEnd", "CapabilityStart", "PlanItem", "PlanUpdate",
 }  # fmt: skip
 
 

@@ -6,9 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...driver import (
+    HOST_SERVER,
+    CapabilityEnd,
+    CapabilityStart,
     Event,
     Notice,
     Phase,
+    PlanItem,
+    PlanUpdate,
     TextDelta,
     Thinking,
     ToolCall,
@@ -66,6 +71,7 @@ class Translator:
         self.session_id = session_id
         self.model = model
         self.record = TurnRecord()
+        self.capabilities: dict[str, CapabilityStart] = {}
 
     def new_turn(self) -> None:
         self.record = TurnRecord()
@@ -91,9 +97,7 @@ class Translator:
         if kind == "tool_call_update":
             return self._tool_update(update)
         if kind == "plan":
-            entries = update.get("entries") or []
-            lines = [f"[{e.get('status', '')}] {e.get('content', '')}" for e in entries if isinstance(e, dict)]
-            return [Notice(kind="acp.plan", text="\n".join(lines), data={"entries": entries})]
+            return [_plan(update.get("entries"))]
         if kind in _STATE_UPDATES:
             return [Notice(kind=f"acp.{kind}", text=kind.replace("_", " "), data=_without_kind(update))]
         return []  # user_message_chunk (a replayed history) and unknown kinds carry nothing for the run
@@ -108,7 +112,8 @@ class Translator:
             TranscriptItem(kind="tool_use", tool_use_id=call_id, tool_name=name, input=args, session_id=self.session_id)
         )
         events: list[Event] = [
-            ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info)
+            ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info),
+            *self._mcp_start(call_id, update),
         ]
         if update.get("status") in ("completed", "failed"):
             events.extend(self._tool_end(call_id, update))
@@ -151,7 +156,44 @@ class Translator:
                 session_id=self.session_id,
             )
         )
-        return [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+        out: list[Event] = [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+        start = self.capabilities.pop(call_id, None)
+        if start is not None:
+            out.append(CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not failed))
+        return out
+
+    def _mcp_start(self, call_id: str, update: dict[str, Any]) -> list[Event]:
+        """A capability start for a call of an MCP server's tool (not a host tool), where the agent says it is one:
+        ``rawInput`` naming ``server``, ``tool`` and ``arguments`` (codex-acp), or ``_meta.toolName`` ``mcp__s__t``."""
+        raw = update.get("rawInput")
+        meta = update.get("_meta")
+        tool_name = meta.get("toolName") if isinstance(meta, dict) else None
+        if isinstance(raw, dict) and isinstance(raw.get("server"), str) and isinstance(raw.get("tool"), str):
+            server, tool, args = raw["server"], raw["tool"], raw.get("arguments")
+        elif isinstance(tool_name, str) and tool_name.startswith("mcp__") and "__" in tool_name[5:]:
+            server, _, tool = tool_name[5:].partition("__")
+            args = raw
+        else:
+            return []
+        if server == HOST_SERVER or call_id in self.capabilities:
+            return []
+        start = CapabilityStart(kind="mcp_tool", name=f"{server}/{tool}", scope=call_id, input=args)
+        self.capabilities[call_id] = start
+        return [start]
+
+
+def _plan(entries: Any) -> PlanUpdate:
+    """An ACP plan (``entries`` of ``content``, ``status``, ``priority``): the whole plan each time."""
+    items = tuple(
+        PlanItem(
+            text=str(e.get("content") or ""),
+            status=str(e.get("status") or "pending"),  # type: ignore[arg-type]  # PlanItem maps other words
+            priority=str(e["priority"]) if e.get("priority") is not None else None,
+        )
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict)
+    )
+    return PlanUpdate(items=items, source="acp.plan")
 
 
 def _tool_name(update: dict[str, Any]) -> str:

@@ -7,10 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...driver import (
+    HOST_SERVER,
+    CapabilityEnd,
+    CapabilityStart,
     Event,
     Notice,
     NoticeKind,
     Phase,
+    PlanItem,
+    PlanUpdate,
     SubagentKind,
     SubagentUpdate,
     TextDelta,
@@ -131,12 +136,36 @@ def _plan_text(plan: list[Any], explanation: Any) -> str:
     return "\n".join(lines)
 
 
+def _plan_update(plan: list[Any], explanation: Any) -> PlanUpdate:
+    items = tuple(
+        PlanItem(text=str(s.get("step") or ""), status=str(s.get("status") or "pending"))  # type: ignore[arg-type]
+        for s in plan
+        if isinstance(s, dict)
+    )
+    return PlanUpdate(items=items, source="codex.plan", explanation=str(explanation or ""))
+
+
+def _capability(item: dict[str, Any]) -> CapabilityStart | None:
+    """The capability a started tool item uses: web search, or a tool of an MCP server (not the host tools)."""
+    kind = item.get("type")
+    scope = str(item.get("id", ""))
+    if kind == "webSearch":
+        return CapabilityStart(
+            kind="web_search", name="web_search", scope=scope, input={"query": item.get("query", "")}
+        )
+    if kind == "mcpToolCall" and item.get("server") != HOST_SERVER:
+        name = f"{item.get('server', '')}/{item.get('tool', '')}"
+        return CapabilityStart(kind="mcp_tool", name=name, scope=scope, input=item.get("arguments"))
+    return None
+
+
 @dataclass
 class TurnMapper:
     """Translates the notifications of a turn; one mapper lives as long as the run (tools may span turns)."""
 
     state: TurnState = field(default_factory=TurnState)
     tools: dict[str, ToolInfo] = field(default_factory=dict)
+    capabilities: dict[str, CapabilityStart] = field(default_factory=dict)
     _streamed: dict[str, bool] = field(default_factory=dict)
 
     def begin_turn(self, turn_id: str) -> None:
@@ -174,7 +203,10 @@ class TurnMapper:
         if method == "turn/plan/updated":
             plan = as_list(params.get("plan"))
             text = _plan_text(plan, params.get("explanation"))
-            return [Notice(kind="plan", text=text, data={"plan": plan, "explanation": params.get("explanation")})]
+            return [
+                Notice(kind="plan", text=text, data={"plan": plan, "explanation": params.get("explanation")}),
+                _plan_update(plan, params.get("explanation")),
+            ]
         if method == "turn/diff/updated":
             return [
                 Notice(
@@ -244,7 +276,15 @@ class TurnMapper:
             ToolCall(id=item_id, name=info.name, args=info.args, phase=Phase.START),
             ToolCall(id=item_id, name=info.name, args=info.args, phase=Phase.END),
             TranscriptItem(kind="tool_use", tool_use_id=item_id, tool_name=info.name, input=info.args),
+            *self._capability_start(item),
         ]
+
+    def _capability_start(self, item: dict[str, Any]) -> list[Output]:
+        start = _capability(item)
+        if start is None or start.scope in self.capabilities:
+            return []
+        self.capabilities[start.scope] = start
+        return [start]
 
     def _completed(self, item: dict[str, Any]) -> list[Output]:
         kind = item.get("type")
@@ -278,9 +318,13 @@ class TurnMapper:
             out += [
                 ToolCall(id=item_id, name=info.name, args=info.args, phase=Phase.START),
                 ToolCall(id=item_id, name=info.name, args=info.args, phase=Phase.END),
+                *self._capability_start(item),
             ]
         result, is_error = _tool_result(item)
         out.append(ToolResult(id=item_id, name=info.name, result=result, is_error=is_error))
+        start = self.capabilities.pop(item_id, None)
+        if start is not None:
+            out.append(CapabilityEnd(kind=start.kind, name=start.name, scope=item_id, output=result, ok=not is_error))
         output = result.get("output")
         text = output if isinstance(output, str) else json.dumps(result, default=str)
         out.append(

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...driver import (
+    HOST_SERVER,
+    CapabilityEnd,
+    CapabilityStart,
     Event,
     Notice,
     NoticeKind,
@@ -126,6 +129,7 @@ class Translator:
         self._msg = 0
         self._tools: dict[str, str] = {}
         self._tasks: set[str] = set()
+        self._capabilities: dict[str, CapabilityStart] = {}
         self.terminal: Terminal | None = None
 
     @property
@@ -280,6 +284,7 @@ class Translator:
             out += [
                 ToolCall(id=call_id, name=name, phase=Phase.START),
                 ToolCall(id=call_id, name=name, args=args, phase=Phase.END),
+                *self._capability_start(kind, call_id, args),
             ]
             return out
         if frame.get("subtype") == "completed":
@@ -289,6 +294,7 @@ class Translator:
                 out += [
                     ToolCall(id=call_id, name=name, phase=Phase.START),
                     ToolCall(id=call_id, name=name, args=args, phase=Phase.END),
+                    *self._capability_start(kind, call_id, args),
                 ]
             raw = inner.get("result")
             result, is_error, text = self._tool_outcome(kind, raw)
@@ -296,8 +302,33 @@ class Translator:
                 TranscriptItem(kind="tool_result", text=text, tool_use_id=call_id, tool_name=name, is_error=is_error)
             )
             out.append(ToolResult(id=call_id, result=result, is_error=is_error, name=name))
+            out += self._capability_end(call_id, result, not is_error)
             return out
         return out
+
+    def _capability_start(self, kind: str, call_id: str, args: dict[str, Any]) -> list[Event]:
+        """A capability's start for an MCP server's tool (not a host tool), web search or a subagent task."""
+        if call_id in self._capabilities:
+            return []
+        if kind == "mcpToolCall" and args.get("server") != HOST_SERVER:
+            start = CapabilityStart(
+                kind="mcp_tool", name=f"{args.get('server')}/{args.get('tool')}", scope=call_id, input=args["arguments"]
+            )
+        elif kind == "webSearchToolCall":
+            start = CapabilityStart(kind="web_search", name="web_search", scope=call_id, input=args)
+        elif kind == "taskToolCall":
+            name = str(args.get("member") or "task")
+            start = CapabilityStart(kind="subagent", name=name, scope=call_id, input=args.get("args"))
+        else:
+            return []
+        self._capabilities[call_id] = start
+        return [start]
+
+    def _capability_end(self, call_id: str, output: Any, ok: bool) -> list[Event]:
+        start = self._capabilities.pop(call_id, None)
+        if start is None:
+            return []
+        return [CapabilityEnd(kind=start.kind, name=start.name, scope=call_id, output=output, ok=ok)]
 
     @staticmethod
     def _call(call_id: str, name: str, args: dict[str, Any]) -> list[Event]:
@@ -371,6 +402,7 @@ class Translator:
                 SubagentUpdate(
                     task=call_id, member=member, state="started", summary=summary, kind=SubagentKind.STARTED, data=data
                 ),
+                *self._capability_start("taskToolCall", call_id, {"member": member, "args": args}),
             ]
         if sub != "completed":
             return out
@@ -399,6 +431,7 @@ class Translator:
         )
         out += [
             ToolResult(id=call_id, result=result, is_error=failed, name="task"),
+            *self._capability_end(call_id, result, not failed),
             SubagentUpdate(
                 task=call_id,
                 member=member,

@@ -53,6 +53,7 @@ from ._scenario import (
     Ask,
     Crash,
     Delay,
+    Emit,
     Fail,
     Gate,
     HostCall,
@@ -411,6 +412,8 @@ class _Play:
             await ctx.emit(
                 SubagentUpdate(task=step.task, state="completed", summary=step.summary, kind=SubagentKind.FINISHED)
             )
+        elif isinstance(step, Emit):
+            await ctx.emit_many(step.events)
         elif isinstance(step, Gate):
             await step.pass_through()
         elif isinstance(step, WaitForMessage):

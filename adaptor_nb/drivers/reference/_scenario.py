@@ -8,6 +8,7 @@ from typing import Any
 
 from ...driver import (
     ApprovalKind,
+    Event,
     FailureReason,
 )
 
@@ -121,6 +122,16 @@ class Subagent:
     summary: str = ""
 
 
+@dataclass(frozen=True)
+class Emit:
+    """Events the provider publishes as given (a plan update, a capability start or end, ...)."""
+
+    events: tuple[Event, ...]
+
+    def __init__(self, *events: Event) -> None:
+        object.__setattr__(self, "events", events)
+
+
 class Gate:
     """A step that waits until the test calls ``open()``; ``reached`` is set when the run arrives at it."""
 
@@ -155,6 +166,7 @@ Step = (
     | Stderr
     | Delay
     | Subagent
+    | Emit
     | Gate
     | WaitForMessage
 )
