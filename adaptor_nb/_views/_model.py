@@ -101,7 +101,17 @@ def decision_outcome(decision: Decision | None, fallback: str = "") -> tuple[str
 class RunState:
     """Everything the view shows, updated event by event; ``dirty`` names the traits to send next."""
 
-    def __init__(self, *, driver: str, model: str = "", thread: str = "", note: str = "", messaging: bool = True):
+    def __init__(
+        self,
+        *,
+        driver: str,
+        model: str = "",
+        thread: str = "",
+        note: str = "",
+        messaging: bool = True,
+        approval_note: str = "",
+    ):
+        self.approval_note = approval_note  # what each approval card says about its wait (no limit, headless)
         self.header: dict[str, Any] = {
             "driver": driver,
             "model": model,
@@ -414,6 +424,7 @@ class RunState:
             diff=_clip(_json(diff))[0],
             choices=[{"key": c.key, "label": c.label, "description": c.description} for c in event.choices],
             deadline_ms=int(event.deadline.timestamp() * 1000) if event.deadline else 0,
+            wait=self.approval_note,
             state="pending",
             outcome="",
             error="",

@@ -48,9 +48,12 @@ class RunView(anywidget.AnyWidget):
         messaging: bool = True,
         rate: float = DEFAULT_RATE,
         loop: asyncio.AbstractEventLoop | None = None,
+        approval_note: str = "",
     ) -> None:
         super().__init__()
-        self._state = RunState(driver=driver, model=model, thread=thread, note=note, messaging=messaging)
+        self._state = RunState(
+            driver=driver, model=model, thread=thread, note=note, messaging=messaging, approval_note=approval_note
+        )
         self._lock = threading.RLock()
         self._loop = loop or asyncio.get_running_loop()
         self._coalescer = Coalescer(self._loop, self._flush, rate)

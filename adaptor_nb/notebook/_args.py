@@ -34,6 +34,8 @@ class CellOptions:
     concurrency: int | None = None
     worktree: bool = False
     tools: tuple[str, ...] = ()
+    approval_timeout: float | None = None  # seconds; NO_EXPIRY (negative) waits for ever
+    no_raise: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,20 @@ def _positive_seconds(value: str) -> float:
     return seconds
 
 
+NO_EXPIRY = -1.0
+"""The approval timeout that means "wait for the person, however long" (``--approval-timeout none``)."""
+
+
+def approval_seconds(value: str) -> float:
+    """Parse ``--approval-timeout``: a positive number of seconds, or ``none`` for no expiry."""
+    if value.strip().lower() in ("none", "never", "off"):
+        return NO_EXPIRY
+    try:
+        return _positive_seconds(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds or none, got {value!r}") from None
+
+
 def _cell_parser() -> _Parser:
     p = _Parser(prog="%%agent", add_help=False, allow_abbrev=False)
     p.add_argument("--thread")
@@ -86,6 +102,8 @@ def _cell_parser() -> _Parser:
     p.add_argument("--concurrency", type=_positive_int)
     p.add_argument("--worktree", action="store_true")
     p.add_argument("--tools")
+    p.add_argument("--approval-timeout", type=approval_seconds)
+    p.add_argument("--no-raise", action="store_true")
     return p
 
 
@@ -140,6 +158,8 @@ def parse_cell_line(line: str) -> CellOptions:
         concurrency=ns.concurrency,
         worktree=ns.worktree,
         tools=_tools(ns.tools, ns.agent),
+        approval_timeout=ns.approval_timeout,
+        no_raise=ns.no_raise,
     )
 
 

@@ -54,9 +54,40 @@ def _expand(shell: Any, line: str) -> str:
         return line
 
 
+def one_sentence(err: BaseException) -> str:
+    """``err`` as its type and one sentence: a run failure's message without its reason code repeated in front
+    (``ApprovalDenied: denied by you``, not ``ApprovalDenied: approval_denied: denied by you``)."""
+    from .._errors import RunError
+
+    text = err.message if isinstance(err, RunError) and err.message else str(err)
+    return f"{type(err).__name__}: {text}"
+
+
+_SENTENCE_CLASSES: dict[Any, Any] = {}
+
+
+def _sentence_class(cls: Any) -> Any:
+    """A subclass of ``cls`` with the same name whose ``str()`` is the message alone (what error replies carry)."""
+    known = _SENTENCE_CLASSES.get(cls)
+    if known is not None:
+        return known
+
+    def __str__(self: Any) -> str:
+        return str(self.message)
+
+    names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    made = _SENTENCE_CLASSES[cls] = type(cls.__name__, (cls,), {"__str__": __str__, **names})
+    return made
+
+
 def _short(err: BaseException, hint: str = "") -> BaseException:
     """Make IPython show ``err`` as one line (the view above has the details), not the pipeline's frames."""
-    lines = [f"\x1b[0;31m{type(err).__name__}\x1b[0m: {err}"]
+    from .._errors import RunError
+
+    if isinstance(err, RunError) and err.message:
+        err.__class__ = _sentence_class(type(err))  # still an instance of its class; says its message once
+    name, _, text = one_sentence(err).partition(": ")
+    lines = [f"\x1b[0;31m{name}\x1b[0m: {text}"]
     if hint:
         lines.append(hint)
     try:
@@ -170,8 +201,16 @@ def interrupt(stream: Any) -> None:
         stream.cancel()
 
 
+class Interrupted(Exception):
+    """Kernel > Interrupt stopped the run; ``done`` is its Done event (with the partial Result), if it ended."""
+
+    def __init__(self, done: Any) -> None:
+        super().__init__("the %%agent run was interrupted")
+        self.done = done
+
+
 async def _wait(view: Any, stream: Any) -> Any:
-    """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
+    """Consume the run into the view; on Kernel > Interrupt cancel it and raise Interrupted (with the run's end)."""
     consumer = asyncio.ensure_future(view.consume(stream))
     try:
         while not consumer.done():
@@ -182,11 +221,12 @@ async def _wait(view: Any, stream: Any) -> Any:
             while task.uncancel():
                 pass
         interrupt(stream)
+        done = None
         try:
-            await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
+            done = await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
         except BaseException:
             consumer.cancel()
-        raise _short(KeyboardInterrupt("the %%agent run was interrupted")) from None
+        raise Interrupted(done) from None
     return consumer.result()
 
 
@@ -223,7 +263,9 @@ async def run_cell(line: str, body: str) -> None:
     else:
         from .._views._view import RunView
 
-        view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
+        view = RunView(
+            driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note, approval_note=plan.approval_note
+        )
         view.attach(stream)
         if front_end(shell):
             handle = show_live(view, shell)
@@ -233,9 +275,12 @@ async def run_cell(line: str, body: str) -> None:
     try:
         done = await _wait(view, stream)
         status = "done" if done.err is None else "failed"
-    except KeyboardInterrupt:
-        status = "cancelled"
-        raise
+    except Interrupted as stop:
+        status, done = "cancelled", stop.done
+        namespace[opts.out] = partial_result(stop.done)
+        raise _short(
+            KeyboardInterrupt(f"the %%agent run was interrupted; the partial Result is in {opts.out}")
+        ) from None
     finally:
         view.close_updates()
         if handle is not None:
@@ -244,7 +289,10 @@ async def run_cell(line: str, body: str) -> None:
             show(view.final_display())
         session.ended(run_id, status, getattr(done, "result", None))
     if done.err is not None:
-        namespace[opts.out] = getattr(done.err, "result", None)
+        namespace[opts.out] = partial_result(done)
+        if opts.no_raise or session.config.no_raise:
+            print(f"{one_sentence(done.err)} (not raised: --no-raise; the partial Result is in {opts.out})")
+            return None
         raise _short(done.err, f"the partial Result is in {opts.out}") from None
     result = done.result
     if schema is None:
@@ -258,6 +306,13 @@ async def run_cell(line: str, body: str) -> None:
     namespace[opts.out] = value
     namespace[f"{opts.out}_result"] = result
     return None
+
+
+def partial_result(done: Any) -> Any:
+    """The Result a run that ended early left (its error's, else the Done event's), or None."""
+    if done is None:
+        return None
+    return getattr(getattr(done, "err", None), "result", None) or getattr(done, "result", None)
 
 
 async def run_line(line: str) -> None:
@@ -317,6 +372,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         from ._store import store_command
 
         print(store_command(session, words[1:]))
+    elif command == "config":
+        from ._config import config_command
+
+        print(config_command(session.config, words[1:]))
     elif command == "record":
         from ._record import record_command
 

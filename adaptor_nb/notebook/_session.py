@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ._args import CellOptions, UseOptions
+from ._config import NotebookConfig
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
 from ._notebook_file import vscode_store
+from ._pace import approval_pace, runner_policy, with_approval_timeout
 from ._tools import ToolsError, agent_with_tools
 from ._worktrees import notebook_manager, result_workspace, worktree_call
 
@@ -81,6 +83,7 @@ class Plan:
     model: str = ""
     thread: str = ""
     note: str = ""
+    approval_note: str = ""  # what an approval card says about its wait (see _pace)
 
 
 @dataclass
@@ -122,6 +125,7 @@ class NotebookSession:
         self._choosing: asyncio.Lock | None = None
         self.active_tools: tuple[Any, ...] = ()  # the tools of the last --tools cell (%agent tools)
         self.kept: Path | None = None  # set by %agent store keep: threads persist here even in headless runs
+        self.config = NotebookConfig()  # %agent config: defaults for every cell
 
     # -- the thread store ------------------------------------------------------------------------------------
 
@@ -250,11 +254,22 @@ class NotebookSession:
         approvals = opts.approvals or (use.approvals if use else None)
         if approvals is not None:
             call["on_approval"] = approval_handler(approvals)
+        pace = approval_pace(opts.approval_timeout, self.config.approval_timeout, _live(), runner_policy(agent))
+        if pace.seconds is not None:
+            call["policy"] = with_approval_timeout(runner_policy(agent), pace.seconds)
         if not model:
             settings = getattr(agent, "settings", None)
             model = getattr(getattr(settings, "run", None), "model", "") or ""
         runner = agent.thread(opts.thread) if opts.thread else agent
-        return Plan(runner=runner, call=call, driver=driver, model=model, thread=opts.thread or "", note=note)
+        return Plan(
+            runner=runner,
+            call=call,
+            driver=driver,
+            model=model,
+            thread=opts.thread or "",
+            note=note,
+            approval_note=pace.note,
+        )
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
 
@@ -340,6 +355,15 @@ class NotebookSession:
         if callable(closer):
             with contextlib.suppress(Exception):
                 closer()
+
+
+def _live() -> bool:
+    """True when a front end shows this kernel's views (so a person can answer an approval card)."""
+    from IPython import get_ipython
+
+    from .._views._frontend import front_end
+
+    return front_end(get_ipython())
 
 
 def _when(epoch: float) -> str:

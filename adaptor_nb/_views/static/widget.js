@@ -155,6 +155,7 @@ buttons.push(deny);
 row.append(deny, reason);
 card.append(row);
 if (it.deadline_ms) card.append(h("div", { class: "anb-deadline", "data-deadline": it.deadline_ms }));
+else if (it.wait && it.state === "pending") card.append(h("div", { class: "anb-deadline anb-wait", text: it.wait }));
 card.append(status);
 return card;
 }
