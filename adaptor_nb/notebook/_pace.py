@@ -42,8 +42,10 @@ def approval_pace(cell: float | None, config: float | None, live: bool, policy: 
     own = policy.approvals.timeout if policy is not None else None
     if chosen is None and own is not None:
         return Pace(None, "" if live or own < 0 else _headless(own))
+    if chosen is None and not live:
+        return Pace(None, _headless(HEADLESS_APPROVAL_TIMEOUT))  # the core's default wait is the bounded one
     if chosen is None:
-        chosen = -1.0 if live else HEADLESS_APPROVAL_TIMEOUT
+        chosen = -1.0
     if chosen < 0:
         return Pace(chosen, NO_LIMIT)
     return Pace(chosen, "" if live else _headless(chosen))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import typing
 from typing import Any
@@ -12,7 +13,8 @@ from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from .._views._model import INTERRUPTED
 from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
-from ._defaults import acp_on_path, inspect_driver
+from ._credentials import missing_credentials
+from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
@@ -394,6 +396,15 @@ async def check_use(opts: UseOptions) -> None:
     """Refuse ``%agent use NAME`` when NAME's probe says it cannot run here, saying what to fix (unless --force)."""
     if opts.force or opts.driver in ("default", "reference"):
         return
+    problem = ""
+    if opts.driver in FIXES:
+        with contextlib.suppress(Exception):  # a driver that cannot even be built is the probe's to explain
+            problem = missing_credentials(opts.driver, make_driver(opts.driver))
+    if problem:
+        raise SetupError(
+            f"%agent use {opts.driver}: the {opts.driver} driver cannot run here: {problem}"
+            f" (or pin it anyway with %agent use {opts.driver} --force)"
+        )
     outcome = await inspect_driver(opts.driver)
     if outcome.driver is not None:
         return

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._args import CellOptions, UseOptions
 from ._config import NotebookConfig
+from ._credentials import missing_credentials
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
 from ._notebook_file import vscode_store
 from ._pace import approval_pace, runner_policy, with_approval_timeout
@@ -191,14 +192,19 @@ class NotebookSession:
         except ImportError as exc:
             raise SetupError(f"the {name} driver is not available in this installation ({exc})") from None
 
-    def agent_for(self, name: str, driver: Any | None = None) -> Any:
-        """The notebook's Agent for driver ``name`` (created once, on the notebook's thread store)."""
+    def agent_for(self, name: str, driver: Any | None = None, *, check: bool = True) -> Any:
+        """The notebook's Agent for driver ``name`` (created once, on the notebook's thread store); a driver with
+        no credentials is refused before anything starts (``check=False``: pinned with ``--force``)."""
         agent = self.agents.get(name)
         if agent is None or agent.closed:
             from .._agent import Agent
 
+            driver = driver if driver is not None else self._build(name)
+            problem = missing_credentials(name, driver) if check else ""
+            if problem:
+                raise SetupError(f"%%agent: {problem}")
             agent = Agent(
-                driver if driver is not None else self._build(name),
+                driver,
                 thread_store=self.store(),
                 workspace_manager=notebook_manager(self),
             )
@@ -218,6 +224,9 @@ class NotebookSession:
             driver = getattr(descriptor, "name", "") or type(agent).__name__
             if getattr(descriptor, "scripted", False):
                 note = OFFLINE_NOTE
+            problem = missing_credentials(driver, getattr(agent, "driver", None))
+            if problem:
+                raise SetupError(f"--agent {opts.agent}: {problem}")
         elif opts.driver is not None:
             driver = opts.driver
             agent = self.agent_for(driver)
@@ -225,7 +234,8 @@ class NotebookSession:
         else:
             choice = await self.default_choice()
             driver = choice.name
-            agent = self.agent_for(driver, choice.driver)
+            forced = self.use is not None and self.use.force and self.use.driver == driver
+            agent = self.agent_for(driver, choice.driver, check=not forced)
             note = choice.note
         if opts.tools:
             try:

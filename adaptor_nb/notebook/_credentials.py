@@ -1,0 +1,50 @@
+"""Credentials checked before a run starts: one check for ``--driver X``, ``%agent use X`` and ``--map``.
+
+A CLI without credentials only learns so from its provider, after its own retries (Codex reconnects for about
+30 s, Claude takes seconds): the check reads the same sources the driver's environment probe names (API key
+variables, login files, cloud switches) without starting any process, so a cell that cannot run fails at once
+and says what to set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from ._defaults import FIXES
+
+
+def credential_source(name: str, driver: Any) -> str | None:
+    """Where ``driver`` would take its credentials from ("" when nothing is found), or None when it cannot be told
+    without starting the CLI (a driver with no offline check, such as the ACP agents and the demo driver)."""
+    if name == "codex":
+        from ..driver import Invocation
+        from ..drivers.codex._home import auth_source
+
+        with contextlib.suppress(Exception):
+            return auth_source(driver._env(Invocation(run_id="credentials", prompt="")))
+        return None
+    for attr in ("auth_source", "_auth_source"):
+        read = getattr(driver, attr, None)
+        if callable(read):
+            try:
+                return str(read())
+            except Exception:
+                return None
+    return None
+
+
+def replaying() -> bool:
+    """True while a cassette replays runs (``%agent record``): a recorded run needs no credentials."""
+    from ..cassette import _cassette as cassette
+
+    current = cassette.active()
+    return current is not None and current.mode != "rewrite"
+
+
+def missing_credentials(name: str, driver: Any) -> str:
+    """One sentence saying that driver ``name`` has no credentials and what to set ("" when it has some, or when
+    that cannot be told without starting its CLI)."""
+    if name not in FIXES or driver is None or replaying() or credential_source(name, driver) != "":
+        return ""
+    return f"the {name} driver has no credentials here; to fix it, {FIXES[name]}"
