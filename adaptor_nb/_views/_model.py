@@ -585,6 +585,8 @@ class RunState:
         duration = partial.duration if isinstance(partial, Result) and partial.duration else None
         if duration is None:
             duration = (ended - self.header["started_ms"]) / 1000
+        else:  # the header's elapsed time and the footer's duration are one figure: the Result's
+            ended = self.header["started_ms"] + round(duration * 1000)
         usage = partial.usage if isinstance(partial, Result) else self.usage
         turns = partial.turns if isinstance(partial, Result) else int(self.footer.get("turns", 0))
         model = partial.model if isinstance(partial, Result) and partial.model else self.header["model"]

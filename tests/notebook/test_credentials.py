@@ -118,3 +118,12 @@ def test_a_key_in_the_environment_passes_the_check(spied: tuple[Kernel, Path]) -
     cell = kernel.run("%agent use codex")
     assert "no credentials" not in cell.text()
     assert "codex --version" in _started(log), "with a key, %agent use goes on to probe the CLI"
+
+
+def test_status_in_a_headless_kernel_prints_urls_and_paths_intact(spied: tuple[Kernel, Path]) -> None:
+    kernel, _ = spied
+    status = kernel.run_ok("%agent status").text()
+    assert "~/.codex/config.toml" in status and "~config.toml" not in status
+    assert "https:install" not in status
+    if "cursor: not usable" in status or "cursor: CLI not found" in status:
+        assert "curl https://cursor.com/install -fsS | bash" in status
