@@ -35,11 +35,21 @@ def credential_source(name: str, driver: Any) -> str | None:
 
 
 def replaying() -> bool:
-    """True while a cassette replays runs (``%agent record``): a recorded run needs no credentials."""
+    """True while a cassette replays runs (``%agent record``, or ``$ADAPTOR_NB_CASSETTE`` as the pytest option sets
+    it): a recorded run needs no credentials."""
+    import os
+
     from ..cassette import _cassette as cassette
 
     current = cassette.active()
-    return current is not None and current.mode != "rewrite"
+    if current is not None:
+        return current.mode != "rewrite"
+    if not os.environ.get(cassette.CASSETTE_ENV, "").strip():  # the environment's cassette starts at the first run
+        return False
+    try:
+        return cassette.env_mode() != "rewrite"
+    except Exception:
+        return False
 
 
 def missing_credentials(name: str, driver: Any) -> str:

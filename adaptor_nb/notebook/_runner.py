@@ -257,6 +257,7 @@ async def run_cell(line: str, body: str) -> None:
     call = dict(plan.call)
     if schema is not None:
         call["schema"] = schema
+    fresh = await session.new_thread_notice(plan)  # before the run starts, which makes the thread
     stream = plan.runner.send(prompt, **call)
     view: Any
     handle = None
@@ -269,6 +270,8 @@ async def run_cell(line: str, body: str) -> None:
             driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note, approval_note=plan.approval_note
         )
         view.attach(stream)
+        if fresh is not None:
+            view.apply(fresh)
         if front_end(shell):
             handle = show_live(view, shell)
     run_id = session.started(stream, view, plan)

@@ -14,9 +14,9 @@ from ._args import CellOptions, UseOptions
 from ._config import NotebookConfig
 from ._credentials import missing_credentials
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
-from ._notebook_file import vscode_store
 from ._pace import approval_pace, runner_policy, with_approval_timeout
 from ._tools import ToolsError, agent_with_tools
+from ._where import RUN_STORES, StorePlace, locate
 from ._worktrees import notebook_manager, result_workspace, worktree_call
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
@@ -30,31 +30,21 @@ class SetupError(Exception):
 
 
 def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """Where this notebook's threads live: ``$ADAPTOR_NB_THREAD_STORE``, else ``.adaptor_nb/<notebook>.sqlite``.
-
-    The hidden ``.adaptor_nb`` folder sits next to the notebook (or in the working directory when the kernel does
-    not know the notebook, as ``.adaptor_nb/threads.sqlite``) and holds everything the extension keeps.
-    """
-    env = dict(os.environ) if env is None else env
-    cwd = Path.cwd() if cwd is None else cwd
-    explicit = env.get(STORE_ENV, "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    session = env.get("JPY_SESSION_NAME", "").strip()
-    if session.endswith(".ipynb"):
-        notebook = Path(session)
-        if not notebook.is_absolute():
-            notebook = cwd / notebook.name
-        if notebook.parent.is_dir():
-            return notebook.parent / STORE_DIR / (notebook.stem + STORE_SUFFIX)
-    return cwd / STORE_DIR / ("threads" + STORE_SUFFIX)
+    """Where a notebook's threads live when no kernel is involved: ``$ADAPTOR_NB_THREAD_STORE``, else
+    ``.adaptor_nb/<notebook>.sqlite`` beside the notebook ``JPY_SESSION_NAME`` names, else
+    ``.adaptor_nb/threads.sqlite`` in ``cwd`` (``_where.locate`` has the whole rule)."""
+    return locate(env=dict(os.environ) if env is None else env, shell=None, cwd=cwd).path
 
 
 def prepare_folder(store: Path) -> None:
-    """Create the hidden folder ``store`` lives in, with a ``.gitignore`` that keeps it out of version control."""
+    """Create the folder ``store`` lives in; a ``.adaptor_nb`` folder gets a ``.gitignore`` that keeps it out of
+    version control. An explicit ``$ADAPTOR_NB_THREAD_STORE`` is the user's place: nothing is made there."""
     folder = store.parent
+    if folder.parent.name == RUN_STORES:  # a headless run's store, in the temporary directory
+        folder.mkdir(parents=True, exist_ok=True)
+        return
     if folder.name != STORE_DIR:
-        return  # an explicit $ADAPTOR_NB_THREAD_STORE: the user chose the place
+        return
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
@@ -64,14 +54,6 @@ def prepare_folder(store: Path) -> None:
 def reference_state(store: Path) -> Path:
     """Where the demo driver keeps its sessions: beside the store, named after it."""
     return store.with_name(store.stem + "-reference")
-
-
-def headless_fresh_store(env: dict[str, str] | None = None) -> bool:
-    """True for a headless run (nbclient, nbconvert, nbval) that named no store: its threads start fresh each run."""
-    env = dict(os.environ) if env is None else env
-    if env.get(STORE_ENV, "").strip() or env.get("JPY_SESSION_NAME", "").strip():
-        return False
-    return env.get("ADAPTOR_NB_LIVE_VIEW", "") != "1"
 
 
 @dataclass
@@ -127,24 +109,31 @@ class NotebookSession:
         self.active_tools: tuple[Any, ...] = ()  # the tools of the last --tools cell (%agent tools)
         self.kept: Path | None = None  # set by %agent store keep: threads persist here even in headless runs
         self.config = NotebookConfig()  # %agent config: defaults for every cell
+        self._place: StorePlace | None = None
 
     # -- the thread store ------------------------------------------------------------------------------------
 
-    def store(self) -> Any:
-        """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
-        if self._store is None and self.kept is None and headless_fresh_store() and vscode_store() is None:
-            from ..threadstore import MemoryStore
+    def place(self) -> StorePlace:
+        """Where this notebook's threads live (the one rule of ``_where.locate``), decided once per kernel."""
+        if self._place is None or (self.kept is not None and self._place.how != "kept"):
+            self._place = locate(self.kept)
+        return self._place
 
-            self._store = MemoryStore()
-            self.store_note = f"in memory, fresh for this headless run (set ${STORE_ENV} to keep threads)"
+    def store(self) -> Any:
+        """The notebook's thread store (SQLite where ``place()`` says; memory if SQLite is unavailable)."""
         if self._store is None:
-            path = self.kept or vscode_store() or store_path()
+            place = self.place()
             try:
                 from ..threadstore._sqlite import SQLiteStore
 
-                prepare_folder(path)
-                self._store = SQLiteStore(path)
-                self.store_note = str(path) if self.kept is None else f"{path.parent.name}/{path.name} (kept)"
+                prepare_folder(place.path)
+                if place.how == "run":
+                    from ._run_store import RunStore
+
+                    self._store = RunStore(place.path)
+                else:
+                    self._store = SQLiteStore(place.path)
+                self.store_note = place.note
             except (ImportError, AttributeError, OSError) as exc:
                 from ..threadstore import MemoryStore
 
@@ -177,9 +166,7 @@ class NotebookSession:
             # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
             from ..drivers.reference import Config, Driver
 
-            if self.kept is None and headless_fresh_store() and vscode_store() is None:
-                return Driver()
-            store = self.kept or vscode_store() or store_path()
+            store = self.place().path
             state = reference_state(store)
             try:
                 prepare_folder(store)
@@ -280,6 +267,27 @@ class NotebookSession:
             note=note,
             approval_note=pace.note,
         )
+
+    async def new_thread_notice(self, plan: Plan) -> Any:
+        """A Notice for the view when ``--thread KEY`` names a thread its store does not have, so that a thread
+        that starts fresh says so (and where it looked); None when the thread continues or the cell has none."""
+        key = getattr(plan.runner, "key", "") if plan.thread else ""
+        store = getattr(getattr(plan.runner, "agent", None), "store", None)
+        if not key or store is None:
+            return None
+        try:
+            if await store.resolve(key) is not None:
+                return None
+        except Exception:
+            return None
+        from .._enums import NoticeKind
+        from .._events import Notice
+
+        place = self.place() if store is self._store else None
+        where = place.described() if place is not None else "the Agent's thread store"
+        kind = NoticeKind.THREAD_CONTINUITY if place is not None and place.how == "run" else NoticeKind.LIFECYCLE
+        text = f"new thread {key!r}: {where} has no earlier run of it, so it starts here"
+        return Notice(kind=kind.value, text=text, data={"thread": key, "store": place.how if place else "agent"})
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
 
