@@ -284,9 +284,10 @@ class NotebookSession:
         from .._events import Notice
 
         place = self.place() if store is self._store else None
-        where = place.described() if place is not None else "the Agent's thread store"
         kind = NoticeKind.THREAD_CONTINUITY if place is not None and place.how == "run" else NoticeKind.LIFECYCLE
-        text = f"new thread {key!r}: {where} has no earlier run of it, so it starts here"
+        # the same words wherever the store is, so a notebook's saved outputs compare under any runner
+        where = "its thread store" if place is not None else "the Agent's thread store"
+        text = f"new thread {key!r}: {where} has no earlier run of it, so it starts here (see %agent status)"
         return Notice(kind=kind.value, text=text, data={"thread": key, "store": place.how if place else "agent"})
 
     # -- bookkeeping -----------------------------------------------------------------------------------------

@@ -52,14 +52,6 @@ class StorePlace:
         """True when the store is in a ``.adaptor_nb`` folder the extension made (with its ``.gitignore``)."""
         return self.path.parent.name == STORE_DIR
 
-    def described(self) -> str:
-        """The store in words that are the same on every run (for a view's notice)."""
-        if self.how == "run":
-            return "this headless run's thread store (empty when the run starts)"
-        if self.how == "explicit":
-            return f"the thread store ${STORE_ENV} names ({self.path.name})"
-        return f"the thread store {STORE_DIR}/{self.path.name}"
-
 
 def _kernel_key(shell: Any) -> bytes:
     """The signing key of the kernel's connection ('' outside a kernel): kept by a restart, new for each run."""

@@ -95,10 +95,12 @@ def test_nbclient_continues_a_thread_after_a_kernel_restart(tmp_path: Path, head
         run_sync(client.kc.wait_for_ready)(timeout=60)
         for index in range(2, 6):
             client.execute_cell(book.cells[index], index)
-    assert "new thread &#x27;plan&#x27;: this headless run&#x27;s thread store" in _html(book.cells[1])
+    assert "new thread &#x27;plan&#x27;: its thread store has no earlier run of it" in _html(book.cells[1])
     assert "new thread" not in _html(book.cells[3]), "the restarted kernel found the thread: no fresh start"
     assert "This conversation has 1 earlier prompt" in _plain(book.cells[4])
-    assert "in memory, fresh for this headless run (a restarted kernel of the run finds it again" in _plain(book.cells[5])
+    assert "in memory, fresh for this headless run (a restarted kernel of the run finds it again" in _plain(
+        book.cells[5]
+    )
     assert not list(tmp_path.glob(".adaptor_nb*")), "a headless run leaves nothing beside the notebook"
 
 
@@ -158,5 +160,4 @@ def test_a_new_thread_in_a_notebook_store_is_an_info_notice(tmp_path: Path) -> N
 
     kind, text = asyncio.run(main())
     assert kind == "lifecycle"
-    where = "the thread store $ADAPTOR_NB_THREAD_STORE names (t.sqlite)"
-    assert text == f"new thread 't': {where} has no earlier run of it, so it starts here"
+    assert text == "new thread 't': its thread store has no earlier run of it, so it starts here (see %agent status)"
