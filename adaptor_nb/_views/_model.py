@@ -200,12 +200,34 @@ class RunState:
 
     def apply(self, event: Event) -> None:
         """Fold one event into the state."""
+        if self.stream_text(event):
+            return
         self.events += 1
         if self.header["state"] == "starting" and not isinstance(event, Done):
             self._set_header(state="running")
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is not None:
             handler(event)
+
+    def stream_text(self, event: Event) -> bool:
+        """The common case, kept short: a text delta that only adds to the open item of its role and message. True
+        when it was folded; False for every other event (``apply`` folds those). It only appends to a list and adds
+        to a set, so the view calls it on its loop without taking its lock (the loop is also where updates are read).
+        """
+        if type(event) is not TextDelta or event.phase is not Phase.CONTENT or not event.text or self._text is None:
+            return False
+        chunks = self._chunks.get(self._text)
+        if chunks is None:
+            return False
+        current = self._index[self._text]
+        if current["role"] != ("user" if event.role is Role.USER else "assistant") or (
+            event.message_id and current["message_id"] != event.message_id
+        ):
+            return False
+        self.events += 1
+        chunks.append(event.text)
+        self.dirty.add("live")
+        return True
 
     def _set_header(self, **fields: Any) -> None:
         self.header.update(fields)
