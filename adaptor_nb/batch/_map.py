@@ -229,6 +229,8 @@ def map_rows(
     jobs = _row_jobs(df, prompt, thread, workspace)
     run_with = executor if executor is not None else InKernelExecutor()
     view = _progress_view(progress, using.agent, len(jobs), max_cost_usd, run_with)
+    if view is not None:
+        view.set_labels([job.label for job in jobs])
     opts = _with_approvals(dict(options or {}), view, progress, run_with, approve_tools)
     settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
     path = cache_path(cache)
