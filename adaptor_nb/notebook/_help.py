@@ -29,6 +29,8 @@ Options:
   --thread KEY          continue (or start) the named thread KEY; without it the cell is a one-off send
   --agent NAME          use the adaptor_nb.Agent object bound to NAME in the notebook
   --driver NAME         use a built-in driver: @DRIVERS@
+                        (A,B,... runs the prompt on each at once, side by side, with a comparison table;
+                        --out then maps each driver to its outcome; --agent A,B compares Agents the same way)
   --model M             model for this run
   --schema NAME         structured output: a pydantic model, a type such as list[Model], or a JSON-Schema dict
                         (a name or expression from the notebook namespace)

@@ -12,7 +12,7 @@ from typing import Any
 from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from .._views._model import INTERRUPTED
-from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
+from ._args import OptionError, UseOptions, compared, parse_cell_line, parse_use, split_line
 from ._credentials import missing_credentials
 from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
@@ -251,6 +251,10 @@ async def run_cell(line: str, body: str) -> None:
         if not prompt:
             raise OptionError("%%agent: the cell body is the prompt, and it is empty")
         schema = resolve_schema(opts.schema, namespace) if opts.schema else None
+        if compared(opts):
+            from ._compare import run_compare
+
+            return await run_compare(session, opts, prompt, schema, namespace, shell)
         plan = await session.plan(opts, namespace)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
