@@ -47,11 +47,6 @@ class StorePlace:
     how: str  # "explicit", "kept", "notebook", "run" or "folder"
     note: str
 
-    @property
-    def hidden_folder(self) -> bool:
-        """True when the store is in a ``.adaptor_nb`` folder the extension made (with its ``.gitignore``)."""
-        return self.path.parent.name == STORE_DIR
-
 
 def _kernel_key(shell: Any) -> bytes:
     """The signing key of the kernel's connection ('' outside a kernel): kept by a restart, new for each run."""
