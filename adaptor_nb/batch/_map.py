@@ -90,7 +90,7 @@ def _resolve_runner(runner: Any) -> Runner:
 
 def _check_credentials(agent: Agent) -> None:
     """Refuse an Agent whose driver has no credentials, naming what to set (the notebook's check, no process)."""
-    from ..notebook._credentials import missing_credentials
+    from .._credentials import missing_credentials
 
     problem = missing_credentials(agent.descriptor.name, agent.driver)
     if problem:

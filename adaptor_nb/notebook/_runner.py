@@ -9,11 +9,11 @@ import json
 import typing
 from typing import Any
 
+from .._credentials import missing_credentials
 from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from .._views._model import INTERRUPTED
 from ._args import OptionError, UseOptions, compared, parse_cell_line, parse_use, split_line
-from ._credentials import missing_credentials
 from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem

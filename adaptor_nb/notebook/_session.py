@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._credentials import missing_credentials
 from ._args import CellOptions, UseOptions
 from ._config import NotebookConfig
-from ._credentials import missing_credentials
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
 from ._pace import approval_pace, runner_policy, with_approval_timeout
 from ._tools import ToolsError, agent_with_tools
