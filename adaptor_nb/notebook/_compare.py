@@ -17,6 +17,7 @@ from typing import Any
 from .._views._frontend import front_end
 from ._args import CellOptions, compared
 from ._session import NotebookSession, Plan
+from ._waiting import Interrupted, _short, _wait, one_sentence, partial_result, show
 
 ANSWER_CHARS = 160
 
@@ -114,7 +115,6 @@ async def run_compare(
 ) -> None:
     """Run one comparing cell; binds ``--out`` to ``{driver: Result or value}``."""
     from .._views._view import RunView
-    from ._runner import Interrupted, _short, _wait, one_sentence, partial_result, show
 
     names = list(compared(opts))
     by_agent = opts.driver is None
