@@ -42,8 +42,10 @@ def _urgent(prompt: str) -> bool:
 def sample(
     schema: dict[str, Any], root: dict[str, Any] | None = None, depth: int = 0, *, prompt: str = "", name: str = ""
 ) -> Any:
-    """A small value that satisfies common JSON Schemas (objects, arrays, enums, refs, scalars); with ``prompt``,
-    a plausible answer to it (see the module's note); ``name`` is the property the value is for."""
+    """A small value that satisfies common JSON Schemas (objects, arrays, enums, refs, scalars).
+
+    With ``prompt``, the value is a plausible answer to it (see the module's note); ``name`` is the property the
+    value is for."""
     root = root or schema
     prompt = prompt.lower()
     if depth > 8:
