@@ -39,13 +39,26 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-if [ "$MINIMAL" = 1 ]; then
-  echo "== installing adaptor_nb with the demo extras"
-  .venv/bin/python -m pip install -q -e ".[demo]"
+# The package is installed editable, so code changes need no reinstall; pyproject.toml changes do. A stamp in
+# .venv records what was installed from which pyproject.toml, and a run with nothing changed skips pip entirely.
+if [ "$MINIMAL" = 1 ]; then EXTRAS="demo"; else EXTRAS="pandas,demo,test,dask,codebuddy,tools,postgres,acp,agui"; fi
+WANT="$(sha256sum pyproject.toml | cut -d' ' -f1) $EXTRAS"
+STAMP=.venv/.adaptor_nb-installed
+covered() {  # the stamp's install holds every extra asked for now (the full install covers the demo's)
+  [ -f "$STAMP" ] || return 1
+  read -r have_hash have_extras < "$STAMP"
+  [ "$have_hash" = "${WANT%% *}" ] || return 1
+  for extra in ${EXTRAS//,/ }; do
+    case ",$have_extras," in *",$extra,"*) ;; *) return 1 ;; esac
+  done
+}
+if covered && .venv/bin/python -c "import adaptor_nb" 2>/dev/null; then
+  echo "== adaptor_nb is installed with [$EXTRAS] and pyproject.toml is unchanged: skipping pip"
 else
-  echo "== installing adaptor_nb with all extras"
-  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools,postgres,acp,agui]"
+  .venv/bin/python -m pip install -q --upgrade pip
+  echo "== installing adaptor_nb with the extras [$EXTRAS]"
+  .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
+  echo "$WANT" > "$STAMP"
 fi
 
 if [ "$MINIMAL" = 1 ]; then

@@ -27,6 +27,8 @@ class Coalescer:
 
     def mark(self) -> None:
         """Note that state changed; safe from any thread."""
+        if self._armed:  # a flush is due; it clears the flag before it reads the state, so this change rides along
+            return
         with self._lock:
             if self._armed:
                 return

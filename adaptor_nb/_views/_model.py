@@ -102,7 +102,17 @@ def decision_outcome(decision: Decision | None, fallback: str = "") -> tuple[str
 class RunState:
     """Everything the view shows, updated event by event; ``dirty`` names the traits to send next."""
 
-    def __init__(self, *, driver: str, model: str = "", thread: str = "", note: str = "", messaging: bool = True):
+    def __init__(
+        self,
+        *,
+        driver: str,
+        model: str = "",
+        thread: str = "",
+        note: str = "",
+        messaging: bool = True,
+        approval_note: str = "",
+    ):
+        self.approval_note = approval_note  # what each approval card says about its wait (no limit, headless)
         self.header: dict[str, Any] = {
             "driver": driver,
             "model": model,
@@ -192,12 +202,34 @@ class RunState:
 
     def apply(self, event: Event) -> None:
         """Fold one event into the state."""
+        if self.stream_text(event):
+            return
         self.events += 1
         if self.header["state"] == "starting" and not isinstance(event, Done):
             self._set_header(state="running")
         handler = getattr(self, f"_on_{type(event).__name__}", None)
         if handler is not None:
             handler(event)
+
+    def stream_text(self, event: Event) -> bool:
+        """The common case, kept short: a text delta that only adds to the open item of its role and message. True
+        when it was folded; False for every other event (``apply`` folds those). It only appends to a list and adds
+        to a set, so the view calls it on its loop without taking its lock (the loop is also where updates are read).
+        """
+        if type(event) is not TextDelta or event.phase is not Phase.CONTENT or not event.text or self._text is None:
+            return False
+        chunks = self._chunks.get(self._text)
+        if chunks is None:
+            return False
+        current = self._index[self._text]
+        if current["role"] != ("user" if event.role is Role.USER else "assistant") or (
+            event.message_id and current["message_id"] != event.message_id
+        ):
+            return False
+        self.events += 1
+        chunks.append(event.text)
+        self.dirty.add("live")
+        return True
 
     def _set_header(self, **fields: Any) -> None:
         self.header.update(fields)
@@ -437,6 +469,7 @@ class RunState:
             diff=_clip(_json(diff))[0],
             choices=[{"key": c.key, "label": c.label, "description": c.description} for c in event.choices],
             deadline_ms=int(event.deadline.timestamp() * 1000) if event.deadline else 0,
+            wait=self.approval_note,
             state="pending",
             outcome="",
             error="",
@@ -597,6 +630,8 @@ class RunState:
         duration = partial.duration if isinstance(partial, Result) and partial.duration else None
         if duration is None:
             duration = (ended - self.header["started_ms"]) / 1000
+        else:  # the header's elapsed time and the footer's duration are one figure: the Result's
+            ended = self.header["started_ms"] + round(duration * 1000)
         usage = partial.usage if isinstance(partial, Result) else self.usage
         turns = partial.turns if isinstance(partial, Result) else int(self.footer.get("turns", 0))
         model = partial.model if isinstance(partial, Result) and partial.model else self.header["model"]

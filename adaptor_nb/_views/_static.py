@@ -101,6 +101,8 @@ def _item_html(item: dict[str, Any], live: dict[str, str]) -> str:
         body += _pre(str(item["diff"])) if item.get("diff") else ""
         outcome = _e(item.get("outcome") or item.get("state") or "")
         summary = f"{_e(item.get('akind') or 'approval')}: <strong>{title}</strong> — {outcome}"
+        if item.get("wait") and item.get("state") in ("pending", "expired"):
+            summary += f' <span style="{_MUTED}">({_e(item["wait"])})</span>'
         return f'<details class="anb-static-approval" style="{_CARD}"><summary>{summary}</summary>{body}</details>'
     if kind == "subagent":
         name = _e(item.get("task") or item.get("member") or "subagent")
@@ -192,9 +194,11 @@ def run_markdown(
             out.append(block)
         elif kind == "approval":
             title = item.get("title") or item.get("tool") or "approval"
-            out.append(
-                f"{item.get('akind') or 'approval'}: **{_e(title)}** — {_e(item.get('outcome') or item.get('state'))}"
-            )
+            outcome = _e(item.get("outcome") or item.get("state"))
+            line = f"{item.get('akind') or 'approval'}: **{_e(title)}** — {outcome}"
+            if item.get("wait") and item.get("state") in ("pending", "expired"):
+                line += f" ({_e(item['wait'])})"
+            out.append(line)
         elif kind == "subagent":
             out.append(f"subagent **{_e(item.get('task') or item.get('member'))}** {_e(item.get('state') or '')}")
         elif kind == "notice":

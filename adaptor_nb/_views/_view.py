@@ -48,9 +48,12 @@ class RunView(anywidget.AnyWidget):
         messaging: bool = True,
         rate: float = DEFAULT_RATE,
         loop: asyncio.AbstractEventLoop | None = None,
+        approval_note: str = "",
     ) -> None:
         super().__init__()
-        self._state = RunState(driver=driver, model=model, thread=thread, note=note, messaging=messaging)
+        self._state = RunState(
+            driver=driver, model=model, thread=thread, note=note, messaging=messaging, approval_note=approval_note
+        )
         self._lock = threading.RLock()
         self._loop = loop or asyncio.get_running_loop()
         self._coalescer = Coalescer(self._loop, self._flush, rate)
@@ -123,8 +126,12 @@ class RunView(anywidget.AnyWidget):
         """Read every event of ``stream`` into the view and return its Done."""
         self.attach(stream)
         done: Done | None = None
+        state, lock, mark = self._state, self._lock, self._coalescer.mark  # what apply() does, without its call
         async for event in stream.events():
-            self.apply(event)
+            if not state.stream_text(event):  # streamed text needs no lock (see RunState.stream_text)
+                with lock:
+                    state.apply(event)
+            mark()
             if isinstance(event, Done):
                 done = event
         if done is None:

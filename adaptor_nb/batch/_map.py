@@ -88,6 +88,15 @@ def _resolve_runner(runner: Any) -> Runner:
     raise ConfigError(f"runner must be an Agent or a zero-argument factory, got {runner!r}", option="runner")
 
 
+def _check_credentials(agent: Agent) -> None:
+    """Refuse an Agent whose driver has no credentials, naming what to set (the notebook's check, no process)."""
+    from .._credentials import missing_credentials
+
+    problem = missing_credentials(agent.descriptor.name, agent.driver)
+    if problem:
+        raise ConfigError(problem, option="runner")
+
+
 class Batch:
     """A running ``map_rows`` batch: await it for the frame; ``cancel()`` stops admission and live runs.
 
@@ -214,10 +223,14 @@ def map_rows(
     """
     _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error, progress)
     using = _resolve_runner(runner)
+    if not cache:  # a cache may answer every row; otherwise a driver without credentials fails here, at once
+        _check_credentials(using.agent)
     check_workspace(workspace, using.agent)
     jobs = _row_jobs(df, prompt, thread, workspace)
     run_with = executor if executor is not None else InKernelExecutor()
     view = _progress_view(progress, using.agent, len(jobs), max_cost_usd, run_with)
+    if view is not None:
+        view.set_labels([job.label for job in jobs])
     opts = _with_approvals(dict(options or {}), view, progress, run_with, approve_tools)
     settings = RowSettings(schema=schema, retries=retries, timeout=timeout, backoff=backoff, options=opts)
     path = cache_path(cache)

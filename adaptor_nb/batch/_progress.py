@@ -25,6 +25,7 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     failures: list[tuple[object, str]] = field(default_factory=list)
     live: dict[object, float] = field(default_factory=dict)
+    outcomes: dict[object, RowOutcome] = field(default_factory=dict)  # label -> how the row ended (the view's table)
     listeners: list[Callable[[Progress], None]] = field(default_factory=list)
 
     @property
@@ -58,6 +59,8 @@ class Progress:
         """Put failed rows back in the queue (for a retry): they leave ``failed`` and ``failures``."""
         again = set(labels)
         self.failures = [(label, error) for label, error in self.failures if label not in again]
+        for label in again:
+            self.outcomes.pop(label, None)
         self.failed -= len(labels)
         self._changed()
 
@@ -74,6 +77,7 @@ class Progress:
             self.failures.append((label, out.error))
         elif out.status == SKIPPED:
             self.skipped += 1
+        self.outcomes[label] = out
         if out.status != CACHED:
             self.cost_usd += out.cost_usd
         self._changed()

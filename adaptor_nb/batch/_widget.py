@@ -21,6 +21,7 @@ from .._views._model import TRAITS, RunState, now_ms
 from .._views._static import footer_line
 from ._progress import Progress
 from ._row import RowJob
+from ._table import estimate, table_html, table_rows
 
 if TYPE_CHECKING:
     from .._approvals import ApprovalRequest
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 STATIC = pathlib.Path(__file__).parent / "static"
 MAX_FAILURES = 50
 """Failures listed in the view's table (the frame has them all)."""
+TABLE_EVERY = 0.5
+"""Seconds between result-table updates while rows finish (the counts go at the view's usual rate)."""
 
 
 def tool_of(request: ApprovalRequest) -> str:
@@ -72,6 +75,8 @@ class BatchView(anywidget.AnyWidget):
     notice = traitlets.Unicode("").tag(sync=True)
     busy = traitlets.Unicode("").tag(sync=True)
     server_ms = traitlets.Int(0).tag(sync=True)
+    rows: traitlets.List[Any] = traitlets.List().tag(sync=True)  # the result table, one entry per input row
+    totals = traitlets.Dict().tag(sync=True)  # tokens so far, rows remaining, estimated time and cost to finish
 
     def __init__(
         self,
@@ -101,8 +106,16 @@ class BatchView(anywidget.AnyWidget):
         self.row_view: tuple[str, Any] | None = None  # (label, RunView) of the opened row
         self.rendered = False
         self.sends = 0
+        self.labels: list[Any] = []  # the input rows' labels, in order (set_labels)
+        self._table_at = float("-inf")
         self.on_msg(self._on_custom)
         self._flush()
+
+    def set_labels(self, labels: list[Any]) -> None:
+        """The batch's input rows, in order: the result table has one entry per label."""
+        self.labels = list(labels)
+        self._table_at = float("-inf")
+        self._coalescer.mark()
 
     # -- wiring ----------------------------------------------------------------------------------------------
 
@@ -199,8 +212,18 @@ class BatchView(anywidget.AnyWidget):
         elif kind == "open":
             label = str(content.get("label", ""))
             self._on_loop(lambda: self.open_row(label))
+        elif kind == "stop":
+            self._on_loop(self._click_stop)
         elif kind == "rendered":
             self.rendered = True
+
+    def _click_stop(self) -> None:
+        """Stop the batch: no more rows start, live ones are cancelled, the rest are marked skipped."""
+        if self.batch is not None:
+            self.batch.cancel("stopped in the batch view")
+            with self._lock:
+                self._notice = "stopping: no more rows start; the rest are marked skipped"
+            self._coalescer.mark()
 
     def _on_loop(self, action: Callable[[], None]) -> None:
         try:
@@ -299,11 +322,17 @@ class BatchView(anywidget.AnyWidget):
             "slowest": {"label": str(slow[0]), "seconds": round(slow[1], 1)} if slow else None,
             "driver": self.driver,
         }
+        now = self._loop.time()
+        table = self.labels and (now - self._table_at >= TABLE_EVERY or p.finished == p.total)
         with self.hold_sync():
             self.counts = counts
             self.failures = [{"label": str(lb), "error": err} for lb, err in p.failures[:MAX_FAILURES]]
             self.approvals_pending = pending
             self.notice = notice
+            if table:  # the table is the big part of an update: it goes at most every TABLE_EVERY seconds
+                self.rows = table_rows(self.labels, p)
+                self.totals = estimate(p)
+                self._table_at = now
             self.server_ms = now_ms()
         self.sends += 1
         self._changed.set()
@@ -354,8 +383,12 @@ class BatchView(anywidget.AnyWidget):
         return self if self.has_front_end() else _Static(self.static_bundle())
 
     def static_bundle(self) -> dict[str, str]:
-        """The summary as escaped HTML and plain text (what a saved or exported notebook shows)."""
-        return {"text/html": summary_html(self.progress), "text/plain": summary_text(self.progress)}
+        """The summary and the result table as escaped HTML, and plain text (what a saved or exported notebook
+        shows)."""
+        page = summary_html(self.progress)
+        if self.labels:
+            page = page[: -len("</div>")] + table_html(self.labels, self.progress) + "</div>"
+        return {"text/html": page, "text/plain": summary_text(self.progress)}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

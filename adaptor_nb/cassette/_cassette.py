@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import contextlib
 import contextvars
+import dataclasses
 import json
 import os
 import shutil
@@ -88,10 +89,11 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
     """The SHA-256 of what, besides the prompt, changes a run's answer (no paths, ids or secrets)."""
     schema = inv.output_schema.schema if inv.output_schema is not None else None
     mcp = None if inv.mcp is None else tuple(sorted(getattr(s, "name", "") for s in inv.mcp))
+    policy = _answer_policy(inv.policy)
     key = None
     if schema is None:  # the usual case: every part hashable, and the same on each send of a Thread
         try:
-            key = (driver.name, inv.model, inv.instructions, inv.policy, inv.max_turns, inv.fork, mcp)
+            key = (driver.name, inv.model, inv.instructions, policy, inv.max_turns, inv.fork, mcp)
             known = _DIGESTS.get(key)
         except TypeError:
             key = known = None
@@ -101,7 +103,7 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
         "driver": driver.name,
         "model": inv.model,
         "instructions": inv.instructions,
-        "policy": repr(inv.policy),
+        "policy": repr(policy),
         "schema": schema,
         "max_turns": inv.max_turns,
         "fork": inv.fork,
@@ -116,6 +118,15 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
 
 
 _DIGESTS: dict[tuple[Any, ...], str] = {}
+
+
+def _answer_policy(policy: Any) -> Any:
+    """The parts of a run's policy that can change its answer: how long an approval waits does not (a notebook
+    waits for its person in JupyterLab and a bounded time headless, and the same recording serves both)."""
+    approvals = getattr(policy, "approvals", None)
+    if approvals is None or getattr(approvals, "timeout", None) is None:
+        return policy
+    return dataclasses.replace(policy, approvals=dataclasses.replace(approvals, timeout=None))
 
 
 class Cassette:

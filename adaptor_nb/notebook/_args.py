@@ -34,6 +34,8 @@ class CellOptions:
     concurrency: int | None = None
     worktree: bool = False
     tools: tuple[str, ...] = ()
+    approval_timeout: float | None = None  # seconds; NO_EXPIRY (negative) waits for ever
+    no_raise: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,25 @@ def _positive_seconds(value: str) -> float:
     return seconds
 
 
+NO_EXPIRY = -1.0
+"""The approval timeout that means "wait for the person, however long" (``--approval-timeout none``)."""
+
+
+def approval_seconds(value: str) -> float:
+    """Parse ``--approval-timeout``: a positive number of seconds, or ``none`` for no expiry."""
+    if value.strip().lower() in ("none", "never", "off"):
+        return NO_EXPIRY
+    try:
+        return _positive_seconds(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds or none, got {value!r}") from None
+
+
 def _cell_parser() -> _Parser:
     p = _Parser(prog="%%agent", add_help=False, allow_abbrev=False)
     p.add_argument("--thread")
     p.add_argument("--agent")
-    p.add_argument("--driver", choices=(*DRIVER_NAMES, *ACP_NAMES))
+    p.add_argument("--driver")  # a name, or a comma-separated list to compare side by side (checked below)
     p.add_argument("--model")
     p.add_argument("--schema")
     p.add_argument("--out", default="_agent")
@@ -86,6 +102,8 @@ def _cell_parser() -> _Parser:
     p.add_argument("--concurrency", type=_positive_int)
     p.add_argument("--worktree", action="store_true")
     p.add_argument("--tools")
+    p.add_argument("--approval-timeout", type=approval_seconds)
+    p.add_argument("--no-raise", action="store_true")
     return p
 
 
@@ -109,18 +127,22 @@ def _split(line: str, prog: str) -> list[str]:
 def parse_cell_line(line: str) -> CellOptions:
     """Parse the text after ``%%agent`` into CellOptions; raises OptionError naming the bad option."""
     ns = _cell_parser().parse_args(_split(line, "%%agent"))
+    if ns.driver is not None:
+        _check_drivers(ns.driver)
     if ns.thread is not None and not ns.thread.strip():
         raise OptionError("%%agent: --thread needs a non-empty key")
     if ns.agent is not None and ns.driver is not None:
         raise OptionError("%%agent: --agent and --driver cannot be used together (the Agent already has a driver)")
     if not ns.out.isidentifier():
         raise OptionError(f"%%agent: --out must be a Python variable name, got {ns.out!r}")
-    if ns.agent is not None and not ns.agent.isidentifier():
+    if ns.agent is not None and not all(a.isidentifier() for a in ns.agent.split(",")):
         raise OptionError(f"%%agent: --agent must name a variable that holds an Agent, got {ns.agent!r}")
     if ns.map is None and ns.concurrency is not None:
         raise OptionError("%%agent: --concurrency only applies with --map DF")
     if ns.map is not None and not ns.map.isidentifier():
         raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
+    if ns.map is not None and "," in f"{ns.driver or ''}{ns.agent or ''}":
+        raise OptionError("%%agent: --map runs one driver; compare drivers side by side without --map")
     if ns.map is not None and ns.spawn:
         raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
     return CellOptions(
@@ -140,7 +162,29 @@ def parse_cell_line(line: str) -> CellOptions:
         concurrency=ns.concurrency,
         worktree=ns.worktree,
         tools=_tools(ns.tools, ns.agent),
+        approval_timeout=ns.approval_timeout,
+        no_raise=ns.no_raise,
     )
+
+
+def _check_drivers(value: str) -> None:
+    """``--driver NAME`` or ``--driver A,B,...`` (each a known driver, no repeats; a list runs side by side)."""
+    names = value.split(",")
+    known = (*DRIVER_NAMES, *ACP_NAMES)
+    for name in names:
+        if name not in known:
+            listed = ", ".join(repr(k) for k in known)
+            raise OptionError(f"%%agent: argument --driver: invalid choice: {name!r} (choose from {listed})")
+    if len(set(names)) != len(names):
+        raise OptionError(f"%%agent: --driver {value}: each driver can be named once")
+
+
+def compared(opts: CellOptions) -> tuple[str, ...]:
+    """The drivers or Agents a cell compares side by side (``--driver A,B`` / ``--agent A,B``), or () for one."""
+    for value in (opts.driver, opts.agent):
+        if value and "," in value:
+            return tuple(value.split(","))
+    return ()
 
 
 def _tools(value: str | None, agent: str | None) -> tuple[str, ...]:

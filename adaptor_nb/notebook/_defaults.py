@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._credentials import FIXES as FIXES  # what to set per driver (one table for every check)
 from ..driver import EnvironmentStatus
 
 OFFLINE_NOTE = "offline demo driver: scripted replies"
@@ -62,19 +63,6 @@ def _why(report: Any) -> str:
     return f"environment probe says {status}" + (f" ({'; '.join(failed)})" if failed else "")
 
 
-FIXES = {
-    "claude": (
-        "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, or CLAUDE_CODE_USE_BEDROCK=1 / "
-        "CLAUDE_CODE_USE_VERTEX=1 with that cloud's settings) in the kernel's environment, or sign in once with "
-        "`claude` in a terminal"
-    ),
-    "codex": (
-        "set OPENAI_API_KEY (or CODEX_API_KEY) in the kernel's environment, sign in once with `codex login` in a "
-        "terminal, or name a model_provider in ~/.codex/config.toml"
-    ),
-    "cursor": "set CURSOR_API_KEY in the kernel's environment, or sign in once with `agent login` in a terminal",
-    "codebuddy": "set CODEBUDDY_API_KEY (and CODEBUDDY_BASE_URL for another endpoint) in the kernel's environment",
-}
 INSTALL = {
     "claude": "install the Claude Code CLI (npm install -g @anthropic-ai/claude-code) so `claude` is on PATH",
     "codex": "install the Codex CLI (npm install -g @openai/codex) so `codex` is on PATH",

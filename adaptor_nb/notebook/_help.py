@@ -29,6 +29,8 @@ Options:
   --thread KEY          continue (or start) the named thread KEY; without it the cell is a one-off send
   --agent NAME          use the adaptor_nb.Agent object bound to NAME in the notebook
   --driver NAME         use a built-in driver: @DRIVERS@
+                        (A,B,... runs the prompt on each at once, side by side, with a comparison table;
+                        --out then maps each driver to its outcome; --agent A,B compares Agents the same way)
   --model M             model for this run
   --schema NAME         structured output: a pydantic model, a type such as list[Model], or a JSON-Schema dict
                         (a name or expression from the notebook namespace)
@@ -47,6 +49,10 @@ Options:
   --worktree            run in a git worktree of the notebook's repository (one per --thread KEY, on branch
                         agent/KEY, in <repo>.worktrees/ beside it); the header shows its path and branch
   --tools A,B           let the agent call the notebook's functions A and B (callables or tool.define results)
+  --approval-timeout S  how long an approval card waits (seconds, or none); by default a card waits for its
+                        answer while a front end shows it, and 30 s in headless runs (nbconvert, nbval, papermill)
+  --no-raise            a denied, expired or failed run does not raise: --out holds its partial Result, the
+                        view shows the failure and Run All goes on
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
@@ -73,6 +79,8 @@ LINE_HELP = """\
 %agent tools     the Python tools of the last --tools cell, with their input schemas
 %agent store     keep [NAME]: keep threads in .adaptor_nb/NAME.sqlite between runs (headless too)
 %agent record    PATH [--mode none|once|rewrite]: replay the runs from a cassette, record the missing ones
+%agent config [--approval-timeout S|none|default] [--no-raise | --raise]
+                 the defaults of every %%agent cell (a cell's own options win); without options, show them
 %agent help      this help and the %%agent options
 """
 

@@ -3,7 +3,7 @@
 jupyter_server (JupyterLab, Notebook 7) starts a kernel with ``JPY_SESSION_NAME`` set to the notebook's path, and
 ipykernel copies it into the user namespace as ``__session__``; VS Code puts the notebook's absolute path in
 ``__vsc_ipynb_file__``. Headless runners (nbclient, nbconvert, nbval, papermill) set none of these: there the
-notebook is unknown and its threads stay in a fresh in-memory store (see ``_session.headless_fresh_store``).
+notebook is unknown and its threads live in a store of the run (see ``_where.locate``).
 """
 
 from __future__ import annotations
@@ -49,17 +49,3 @@ def store_name(env: dict[str, str] | None = None, user_ns: dict[str, Any] | None
     """The default NAME of ``%agent store keep``: the notebook's stem as a plain file name, else ``threads``."""
     plain = re.sub(r"[^A-Za-z0-9_.-]+", "-", notebook_stem(env, user_ns)).strip("-.")[:80]
     return plain or "threads"
-
-
-def vscode_store(env: dict[str, str] | None = None, user_ns: dict[str, Any] | None = None) -> Path | None:
-    """``.adaptor_nb/<notebook>.sqlite`` beside a notebook VS Code runs (which sets no ``JPY_SESSION_NAME``), or
-    None: elsewhere the store is chosen by ``_session.store_path``; ``$ADAPTOR_NB_THREAD_STORE`` always wins."""
-    env = dict(os.environ) if env is None else env
-    ns = _user_ns() if user_ns is None else user_ns
-    if env.get(STORE_ENV, "").strip() or env.get("JPY_SESSION_NAME", "").strip():
-        return None
-    value = ns.get("__vsc_ipynb_file__", "")
-    if not isinstance(value, str) or not value.endswith(".ipynb") or not Path(value).is_absolute():
-        return None
-    notebook = Path(value)
-    return notebook.parent / STORE_DIR / (notebook.stem + STORE_SUFFIX) if notebook.parent.is_dir() else None

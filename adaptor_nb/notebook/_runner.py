@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import typing
 from typing import Any
 
+from .._credentials import missing_credentials
 from .._views._frontend import front_end
 from .._views._interpolate import interpolate
-from .._views._model import INTERRUPTED
-from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
-from ._defaults import acp_on_path, inspect_driver
+from ._args import OptionError, UseOptions, compared, parse_cell_line, parse_use, split_line
+from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
 from ._tools import tools_report
+from ._waiting import CANCEL_GRACE as CANCEL_GRACE
+from ._waiting import TICK as TICK
+from ._waiting import Interrupted, _short, _wait, one_sentence, partial_result, show
 from ._worktrees import worktrees_command
 
 _T = typing.TypeVar("_T")
-
-TICK = 0.2
-"""How often a blocked cell wakes up, so Kernel > Interrupt is seen within this many seconds."""
-CANCEL_GRACE = 10.0
 
 
 def _shell() -> Any:
@@ -52,26 +52,6 @@ def _expand(shell: Any, line: str) -> str:
         return str(DollarFormatter().vformat(line, args=[], kwargs=shell.user_ns))
     except Exception:
         return line
-
-
-def _short(err: BaseException, hint: str = "") -> BaseException:
-    """Make IPython show ``err`` as one line (the view above has the details), not the pipeline's frames."""
-    lines = [f"\x1b[0;31m{type(err).__name__}\x1b[0m: {err}"]
-    if hint:
-        lines.append(hint)
-    try:
-        err._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
-    return err
-
-
-def show(obj: Any) -> None:
-    """Display ``obj`` in the cell's output."""
-    import IPython.display
-
-    display: Any = IPython.display.display
-    display(obj)
 
 
 def show_live(view: Any, shell: Any) -> Any:
@@ -161,35 +141,6 @@ class QuietView:
         """Nothing to stop."""
 
 
-def interrupt(stream: Any) -> None:
-    """Cancel the run, saying it was interrupted (so the view and the error say so, not "cancelled")."""
-    execution = getattr(stream, "_ex", None)
-    if execution is not None:
-        execution.cancel(INTERRUPTED)
-    else:
-        stream.cancel()
-
-
-async def _wait(view: Any, stream: Any) -> Any:
-    """Consume the run into the view; on Kernel > Interrupt cancel it and raise KeyboardInterrupt."""
-    consumer = asyncio.ensure_future(view.consume(stream))
-    try:
-        while not consumer.done():
-            await asyncio.wait({consumer}, timeout=TICK)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        task = asyncio.current_task()
-        if task is not None:
-            while task.uncancel():
-                pass
-        interrupt(stream)
-        try:
-            await asyncio.wait_for(asyncio.shield(consumer), CANCEL_GRACE)
-        except BaseException:
-            consumer.cancel()
-        raise _short(KeyboardInterrupt("the %%agent run was interrupted")) from None
-    return consumer.result()
-
-
 async def run_cell(line: str, body: str) -> None:
     """Run one ``%%agent`` cell: parse options, start the run, show the view, bind ``--out``; returns None."""
     __tracebackhide__ = True
@@ -209,12 +160,17 @@ async def run_cell(line: str, body: str) -> None:
         if not prompt:
             raise OptionError("%%agent: the cell body is the prompt, and it is empty")
         schema = resolve_schema(opts.schema, namespace) if opts.schema else None
+        if compared(opts):
+            from ._compare import run_compare
+
+            return await run_compare(session, opts, prompt, schema, namespace, shell)
         plan = await session.plan(opts, namespace)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
     call = dict(plan.call)
     if schema is not None:
         call["schema"] = schema
+    fresh = await session.new_thread_notice(plan)  # before the run starts, which makes the thread
     stream = plan.runner.send(prompt, **call)
     view: Any
     handle = None
@@ -223,8 +179,12 @@ async def run_cell(line: str, body: str) -> None:
     else:
         from .._views._view import RunView
 
-        view = RunView(driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note)
+        view = RunView(
+            driver=plan.driver, model=plan.model, thread=plan.thread, note=plan.note, approval_note=plan.approval_note
+        )
         view.attach(stream)
+        if fresh is not None:
+            view.apply(fresh)
         if front_end(shell):
             handle = show_live(view, shell)
     run_id = session.started(stream, view, plan)
@@ -233,9 +193,12 @@ async def run_cell(line: str, body: str) -> None:
     try:
         done = await _wait(view, stream)
         status = "done" if done.err is None else "failed"
-    except KeyboardInterrupt:
-        status = "cancelled"
-        raise
+    except Interrupted as stop:
+        status, done = "cancelled", stop.done
+        namespace[opts.out] = partial_result(stop.done)
+        raise _short(
+            KeyboardInterrupt(f"the %%agent run was interrupted; the partial Result is in {opts.out}")
+        ) from None
     finally:
         view.close_updates()
         if handle is not None:
@@ -244,7 +207,10 @@ async def run_cell(line: str, body: str) -> None:
             show(view.final_display())
         session.ended(run_id, status, getattr(done, "result", None))
     if done.err is not None:
-        namespace[opts.out] = getattr(done.err, "result", None)
+        namespace[opts.out] = partial_result(done)
+        if opts.no_raise or session.config.no_raise:
+            print(f"{one_sentence(done.err)} (not raised: --no-raise; the partial Result is in {opts.out})")
+            return None
         raise _short(done.err, f"the partial Result is in {opts.out}") from None
     result = done.result
     if schema is None:
@@ -317,6 +283,10 @@ def line_command(session: NotebookSession, words: list[str]) -> None:
         from ._store import store_command
 
         print(store_command(session, words[1:]))
+    elif command == "config":
+        from ._config import config_command
+
+        print(config_command(session.config, words[1:]))
     elif command == "record":
         from ._record import record_command
 
@@ -339,6 +309,15 @@ async def check_use(opts: UseOptions) -> None:
     """Refuse ``%agent use NAME`` when NAME's probe says it cannot run here, saying what to fix (unless --force)."""
     if opts.force or opts.driver in ("default", "reference"):
         return
+    problem = ""
+    if opts.driver in FIXES:
+        with contextlib.suppress(Exception):  # a driver that cannot even be built is the probe's to explain
+            problem = missing_credentials(opts.driver, make_driver(opts.driver))
+    if problem:
+        raise SetupError(
+            f"%agent use {opts.driver}: the {opts.driver} driver cannot run here: {problem}"
+            f" (or pin it anyway with %agent use {opts.driver} --force)"
+        )
     outcome = await inspect_driver(opts.driver)
     if outcome.driver is not None:
         return

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._credentials import missing_credentials
 from ._args import CellOptions, UseOptions
+from ._config import NotebookConfig
 from ._defaults import OFFLINE_NOTE, DriverChoice, choose_default, make_driver
-from ._notebook_file import vscode_store
+from ._pace import approval_pace, runner_policy, with_approval_timeout
 from ._tools import ToolsError, agent_with_tools
+from ._where import RUN_STORES, StorePlace, locate
 from ._worktrees import notebook_manager, result_workspace, worktree_call
 
 STORE_ENV = "ADAPTOR_NB_THREAD_STORE"
@@ -27,31 +30,21 @@ class SetupError(Exception):
 
 
 def store_path(env: dict[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """Where this notebook's threads live: ``$ADAPTOR_NB_THREAD_STORE``, else ``.adaptor_nb/<notebook>.sqlite``.
-
-    The hidden ``.adaptor_nb`` folder sits next to the notebook (or in the working directory when the kernel does
-    not know the notebook, as ``.adaptor_nb/threads.sqlite``) and holds everything the extension keeps.
-    """
-    env = dict(os.environ) if env is None else env
-    cwd = Path.cwd() if cwd is None else cwd
-    explicit = env.get(STORE_ENV, "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    session = env.get("JPY_SESSION_NAME", "").strip()
-    if session.endswith(".ipynb"):
-        notebook = Path(session)
-        if not notebook.is_absolute():
-            notebook = cwd / notebook.name
-        if notebook.parent.is_dir():
-            return notebook.parent / STORE_DIR / (notebook.stem + STORE_SUFFIX)
-    return cwd / STORE_DIR / ("threads" + STORE_SUFFIX)
+    """Where a notebook's threads live when no kernel is involved: ``$ADAPTOR_NB_THREAD_STORE``, else
+    ``.adaptor_nb/<notebook>.sqlite`` beside the notebook ``JPY_SESSION_NAME`` names, else
+    ``.adaptor_nb/threads.sqlite`` in ``cwd`` (``_where.locate`` has the whole rule)."""
+    return locate(env=dict(os.environ) if env is None else env, shell=None, cwd=cwd).path
 
 
 def prepare_folder(store: Path) -> None:
-    """Create the hidden folder ``store`` lives in, with a ``.gitignore`` that keeps it out of version control."""
+    """Create the folder ``store`` lives in; a ``.adaptor_nb`` folder gets a ``.gitignore`` that keeps it out of
+    version control. An explicit ``$ADAPTOR_NB_THREAD_STORE`` is the user's place: nothing is made there."""
     folder = store.parent
+    if folder.parent.name == RUN_STORES:  # a headless run's store, in the temporary directory
+        folder.mkdir(parents=True, exist_ok=True)
+        return
     if folder.name != STORE_DIR:
-        return  # an explicit $ADAPTOR_NB_THREAD_STORE: the user chose the place
+        return
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
@@ -61,14 +54,6 @@ def prepare_folder(store: Path) -> None:
 def reference_state(store: Path) -> Path:
     """Where the demo driver keeps its sessions: beside the store, named after it."""
     return store.with_name(store.stem + "-reference")
-
-
-def headless_fresh_store(env: dict[str, str] | None = None) -> bool:
-    """True for a headless run (nbclient, nbconvert, nbval) that named no store: its threads start fresh each run."""
-    env = dict(os.environ) if env is None else env
-    if env.get(STORE_ENV, "").strip() or env.get("JPY_SESSION_NAME", "").strip():
-        return False
-    return env.get("ADAPTOR_NB_LIVE_VIEW", "") != "1"
 
 
 @dataclass
@@ -81,6 +66,7 @@ class Plan:
     model: str = ""
     thread: str = ""
     note: str = ""
+    approval_note: str = ""  # what an approval card says about its wait (see _pace)
 
 
 @dataclass
@@ -122,24 +108,32 @@ class NotebookSession:
         self._choosing: asyncio.Lock | None = None
         self.active_tools: tuple[Any, ...] = ()  # the tools of the last --tools cell (%agent tools)
         self.kept: Path | None = None  # set by %agent store keep: threads persist here even in headless runs
+        self.config = NotebookConfig()  # %agent config: defaults for every cell
+        self._place: StorePlace | None = None
 
     # -- the thread store ------------------------------------------------------------------------------------
 
-    def store(self) -> Any:
-        """The notebook's thread store (SQLite next to the notebook; memory if SQLite is unavailable)."""
-        if self._store is None and self.kept is None and headless_fresh_store() and vscode_store() is None:
-            from ..threadstore import MemoryStore
+    def place(self) -> StorePlace:
+        """Where this notebook's threads live (the one rule of ``_where.locate``), decided once per kernel."""
+        if self._place is None or (self.kept is not None and self._place.how != "kept"):
+            self._place = locate(self.kept)
+        return self._place
 
-            self._store = MemoryStore()
-            self.store_note = f"in memory, fresh for this headless run (set ${STORE_ENV} to keep threads)"
+    def store(self) -> Any:
+        """The notebook's thread store (SQLite where ``place()`` says; memory if SQLite is unavailable)."""
         if self._store is None:
-            path = self.kept or vscode_store() or store_path()
+            place = self.place()
             try:
                 from ..threadstore._sqlite import SQLiteStore
 
-                prepare_folder(path)
-                self._store = SQLiteStore(path)
-                self.store_note = str(path) if self.kept is None else f"{path.parent.name}/{path.name} (kept)"
+                prepare_folder(place.path)
+                if place.how == "run":
+                    from ._run_store import RunStore
+
+                    self._store = RunStore(place.path)
+                else:
+                    self._store = SQLiteStore(place.path)
+                self.store_note = place.note
             except (ImportError, AttributeError, OSError) as exc:
                 from ..threadstore import MemoryStore
 
@@ -172,9 +166,7 @@ class NotebookSession:
             # Keep the demo driver's sessions beside the store so threads resume after a kernel restart.
             from ..drivers.reference import Config, Driver
 
-            if self.kept is None and headless_fresh_store() and vscode_store() is None:
-                return Driver()
-            store = self.kept or vscode_store() or store_path()
+            store = self.place().path
             state = reference_state(store)
             try:
                 prepare_folder(store)
@@ -187,14 +179,19 @@ class NotebookSession:
         except ImportError as exc:
             raise SetupError(f"the {name} driver is not available in this installation ({exc})") from None
 
-    def agent_for(self, name: str, driver: Any | None = None) -> Any:
-        """The notebook's Agent for driver ``name`` (created once, on the notebook's thread store)."""
+    def agent_for(self, name: str, driver: Any | None = None, *, check: bool = True) -> Any:
+        """The notebook's Agent for driver ``name`` (created once, on the notebook's thread store); a driver with
+        no credentials is refused before anything starts (``check=False``: pinned with ``--force``)."""
         agent = self.agents.get(name)
         if agent is None or agent.closed:
             from .._agent import Agent
 
+            driver = driver if driver is not None else self._build(name)
+            problem = missing_credentials(name, driver) if check else ""
+            if problem:
+                raise SetupError(f"%%agent: {problem}")
             agent = Agent(
-                driver if driver is not None else self._build(name),
+                driver,
                 thread_store=self.store(),
                 workspace_manager=notebook_manager(self),
             )
@@ -214,6 +211,9 @@ class NotebookSession:
             driver = getattr(descriptor, "name", "") or type(agent).__name__
             if getattr(descriptor, "scripted", False):
                 note = OFFLINE_NOTE
+            problem = missing_credentials(driver, getattr(agent, "driver", None))
+            if problem:
+                raise SetupError(f"--agent {opts.agent}: {problem}")
         elif opts.driver is not None:
             driver = opts.driver
             agent = self.agent_for(driver)
@@ -221,7 +221,8 @@ class NotebookSession:
         else:
             choice = await self.default_choice()
             driver = choice.name
-            agent = self.agent_for(driver, choice.driver)
+            forced = self.use is not None and self.use.force and self.use.driver == driver
+            agent = self.agent_for(driver, choice.driver, check=not forced)
             note = choice.note
         if opts.tools:
             try:
@@ -250,11 +251,44 @@ class NotebookSession:
         approvals = opts.approvals or (use.approvals if use else None)
         if approvals is not None:
             call["on_approval"] = approval_handler(approvals)
+        pace = approval_pace(opts.approval_timeout, self.config.approval_timeout, _live(), runner_policy(agent))
+        if pace.seconds is not None:
+            call["policy"] = with_approval_timeout(runner_policy(agent), pace.seconds)
         if not model:
             settings = getattr(agent, "settings", None)
             model = getattr(getattr(settings, "run", None), "model", "") or ""
         runner = agent.thread(opts.thread) if opts.thread else agent
-        return Plan(runner=runner, call=call, driver=driver, model=model, thread=opts.thread or "", note=note)
+        return Plan(
+            runner=runner,
+            call=call,
+            driver=driver,
+            model=model,
+            thread=opts.thread or "",
+            note=note,
+            approval_note=pace.note,
+        )
+
+    async def new_thread_notice(self, plan: Plan) -> Any:
+        """A Notice for the view when ``--thread KEY`` names a thread its store does not have, so that a thread
+        that starts fresh says so (and where it looked); None when the thread continues or the cell has none."""
+        key = getattr(plan.runner, "key", "") if plan.thread else ""
+        store = getattr(getattr(plan.runner, "agent", None), "store", None)
+        if not key or store is None:
+            return None
+        try:
+            if await store.resolve(key) is not None:
+                return None
+        except Exception:
+            return None
+        from .._enums import NoticeKind
+        from .._events import Notice
+
+        place = self.place() if store is self._store else None
+        kind = NoticeKind.THREAD_CONTINUITY if place is not None and place.how == "run" else NoticeKind.LIFECYCLE
+        # the same words wherever the store is, so a notebook's saved outputs compare under any runner
+        where = "its thread store" if place is not None else "the Agent's thread store"
+        text = f"new thread {key!r}: {where} has no earlier run of it, so it starts here (see %agent status)"
+        return Notice(kind=kind.value, text=text, data={"thread": key, "store": place.how if place else "agent"})
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
 
@@ -340,6 +374,15 @@ class NotebookSession:
         if callable(closer):
             with contextlib.suppress(Exception):
                 closer()
+
+
+def _live() -> bool:
+    """True when a front end shows this kernel's views (so a person can answer an approval card)."""
+    from IPython import get_ipython
+
+    from .._views._frontend import front_end
+
+    return front_end(get_ipython())
 
 
 def _when(epoch: float) -> str:

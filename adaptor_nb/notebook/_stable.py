@@ -13,7 +13,10 @@ from typing import Any
 
 from .._views._frontend import front_end
 
-_ABSOLUTE = re.compile(r"(?<![\w.])/(?:[^\s,;:()'\"]+/)+([^\s,;:()'\"/]+)")
+# An absolute path on this machine: starts a word (not after a scheme's ":" or "/", a "~", a "$VAR" or a quote,
+# which marks an example such as Config(command=['/path/to/agent'])), has no empty part ("//"), and ends in its
+# last part, which is what is kept.
+_ABSOLUTE = re.compile(r"(?<![\w.:/~$}'\"=\[])/(?:[^\s,;:()'\"/]+/)+([^\s,;:()'\"/]+)")
 CLOCK_COLUMNS = ("last run",)
 
 
@@ -33,7 +36,8 @@ def stable_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def stable_status(text: str) -> str:
-    """The status text with absolute paths shortened to their last part when headless."""
+    """The status text with this machine's absolute paths shortened to their last part when headless; URLs
+    (``https://cursor.com/install``) and paths relative to a home (``~/.codex/config.toml``) stay as written."""
     if not headless():
         return text
     return _ABSOLUTE.sub(lambda m: m.group(1) if os.sep == "/" else m.group(0), text)

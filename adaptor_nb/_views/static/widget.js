@@ -155,6 +155,7 @@ buttons.push(deny);
 row.append(deny, reason);
 card.append(row);
 if (it.deadline_ms) card.append(h("div", { class: "anb-deadline", "data-deadline": it.deadline_ms }));
+else if (it.wait && it.state === "pending") card.append(h("div", { class: "anb-deadline anb-wait", text: it.wait }));
 card.append(status);
 return card;
 }
@@ -254,7 +255,7 @@ const hd = model.get("header") || {};
 head.replaceChildren(
 ...[
 h("span", { class: "anb-driver", text: hd.driver || "" }),
-hd.model ? h("span", { class: "anb-model", text: hd.model }) : null,
+hd.model ? h("span", { class: "anb-model", text: `model ${hd.model}` }) : null,
 hd.thread ? h("span", { class: "anb-thread", text: `thread ${hd.thread}` }) : null,
 hd.workspace ? h("span", { class: "anb-workspace", text: `worktree ${hd.workspace}${hd.branch ? ` (branch ${hd.branch})` : ""}` }) : null,
 h("span", { class: `anb-state anb-${hd.state}`, text: hd.state || "" }),
@@ -292,11 +293,11 @@ box.hidden = !accepting; // folds away when the run ends
 for (const c of [input, when, send]) c.disabled = !accepting;
 const ft = model.get("footer") || {};
 const parts = [];
+if (ft.status) parts.push(ft.status);
 if (ft.turns) parts.push(plural(ft.turns, "turn"));
-if (ft.input_tokens !== undefined) parts.push(`tokens ${ft.input_tokens} in / ${ft.output_tokens} out`);
+if (ft.input_tokens !== undefined) parts.push(`${ft.input_tokens || 0} in / ${ft.output_tokens || 0} out tokens`);
 if (ft.cost_usd) parts.push(`$${Number(ft.cost_usd).toFixed(4)}`);
 if (ft.duration !== undefined) parts.push(secs(ft.duration * 1000));
-if (ft.status) parts.push(ft.status);
 foot.textContent = parts.join(" · ");
 tick();
 };

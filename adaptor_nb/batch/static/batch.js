@@ -16,13 +16,18 @@ function render({ model, el }) {
   const approvals = h("div", "anb-batch-approvals");
   const fails = h("div", "anb-batch-failures");
   const detail = h("div", "anb-batch-detail");
+  const table = h("div", "anb-batch-result");
+  const stop = h("button", "anb-batch-stop", "stop");
+  stop.onclick = () => send({ type: "stop" });
+  let sortKey = null;
+  let sortUp = true;
   const opener = h("div", "anb-batch-opener");
   const which = h("input", "anb-batch-which");
   which.placeholder = "row label";
   const openBtn = h("button", "anb-batch-open-any", "open row");
   openBtn.onclick = () => which.value.trim() && send({ type: "open", label: which.value.trim() });
   opener.append(which, openBtn);
-  root.append(head, bar, meter, notice, approvals, fails, opener, detail);
+  root.append(head, bar, meter, notice, approvals, table, fails, opener, detail);
   el.appendChild(root);
   const send = (msg) => model.send({ id: `b${++seq}`, ...msg });
   let received = Date.now();
@@ -36,7 +41,55 @@ function render({ model, el }) {
       const age = c.slowest.seconds + (Date.now() - received) / 1000;
       parts.push(`slowest live row ${c.slowest.label} (${age.toFixed(1)} s)`);
     }
+    const t = model.get("totals") || {};
+    if (t.tokens) parts.push(`${t.tokens} tokens`);
+    if (t.eta_s !== null && t.eta_s !== undefined) parts.push(`about ${t.eta_s} s and ${money(t.eta_cost_usd)} to finish`);
     meter.textContent = parts.join(" · ");
+  };
+  // the result table: one row per input row, filled in as rows finish; a header click sorts by that column
+  const value = (r, key) => (key in r.fields ? r.fields[key] : r[key]);
+  const drawTable = () => {
+    const rows = [...(model.get("rows") || [])];
+    const c = model.get("counts") || {};
+    const fields = [];
+    for (const r of rows) for (const k of Object.keys(r.fields || {})) if (!fields.includes(k)) fields.push(k);
+    const cols = [["label", "row"], ["status", "status"], ...fields.map((f) => [f, f]), ["cost_usd", "cost"], ["input_tokens", "tokens in"], ["output_tokens", "tokens out"], ["seconds", "time"]];
+    if (sortKey !== null) {
+      rows.sort((a, b) => {
+        const x = value(a, sortKey), y = value(b, sortKey);
+        const cmp = x === y ? 0 : x === undefined || x === null ? 1 : y === undefined || y === null ? -1 : x < y ? -1 : 1;
+        return sortUp ? cmp : -cmp;
+      });
+    }
+    const grid = h("table", "anb-batch-grid anb-batch-rows");
+    const tr0 = h("tr");
+    for (const [key, label] of cols) {
+      const th = h("th", "anb-batch-sort", label + (sortKey === key ? (sortUp ? " ▲" : " ▼") : ""));
+      th.dataset.key = key;
+      th.onclick = () => {
+        sortUp = sortKey === key ? !sortUp : true;
+        sortKey = key;
+        drawTable();
+      };
+      tr0.appendChild(th);
+    }
+    grid.appendChild(tr0);
+    for (const r of rows) {
+      const tr = h("tr", `anb-batch-row anb-batch-${r.status}`);
+      tr.dataset.label = r.label;
+      if (r.error) tr.title = r.error;
+      const open = h("button", "anb-batch-row-open", r.label);
+      open.onclick = () => send({ type: "open", label: r.label });
+      const first = h("td");
+      first.appendChild(open);
+      tr.append(first, h("td", "anb-batch-status", r.status));
+      for (const f of fields) tr.appendChild(h("td", "", r.fields[f] === undefined || r.fields[f] === null ? "" : r.fields[f]));
+      const has = r.cost_usd !== undefined;
+      tr.append(h("td", "", has ? money(r.cost_usd) : ""), h("td", "", has ? r.input_tokens : ""), h("td", "", has ? r.output_tokens : ""), h("td", "", has ? `${r.seconds} s` : ""));
+      grid.appendChild(tr);
+    }
+    stop.disabled = (c.running || 0) + (c.queued || 0) === 0;
+    table.replaceChildren(grid, stop);
   };
   const draw = () => {
     const c = model.get("counts") || {};
@@ -106,15 +159,18 @@ function render({ model, el }) {
     received = Date.now();
     draw();
   };
-  const traits = ["failures", "approvals_pending", "detail", "notice", "busy"];
+  const traits = ["failures", "approvals_pending", "detail", "notice", "busy", "totals"];
   for (const t of traits) model.on(`change:${t}`, draw);
+  model.on("change:rows", drawTable);
   model.on("change:counts", onCounts);
   draw();
+  drawTable();
   model.send({ type: "rendered" });
   const timer = setInterval(() => (model.get("counts") || {}).slowest && meterText(), 500);
   return () => {
     clearInterval(timer);
     for (const t of traits) model.off(`change:${t}`, draw);
+    model.off("change:rows", drawTable);
     model.off("change:counts", onCounts);
   };
 }

@@ -249,7 +249,7 @@ class _Play:
         if calls:
             return Turn(*calls, _HostSummary())  # type: ignore[arg-type]
         if self.inv.output_schema is not None and index == 0:
-            value = sample(self.inv.output_schema.schema)
+            value = sample(self.inv.output_schema.schema, prompt=self.inv.prompt)
             return Turn(Text(json.dumps(value)), Structured(value))
         quoted = " / ".join(_clip(t) for t in inputs)
         earlier = len(self.history)
