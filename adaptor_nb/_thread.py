@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from ._approvals import ApprovalRequest
 from ._core._background import BACKGROUND
 from ._core._binding import ThreadBinding
-from ._core._options import SendOptions, split_call
+from ._core._options import CallOption, SendOptions, split_call
 from ._enums import MessageFailure, MessageState, Timing
 from ._errors import AdaptorError, MessageError, RunError, RunFinishedError, ThreadBusyError
 from ._events import Event, MessageUpdate
@@ -55,14 +55,16 @@ class Thread:
     def __repr__(self) -> str:
         return f"Thread({self._key!r})"
 
-    def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream:
+    def send(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Stream:
         """Continue (or start) this thread with ``prompt``; returns the run's Stream at once."""
-        return Stream(self._engine.start(prompt, options, binding=self._binding, where="Thread.send"))
+        return Stream(
+            self._engine.start(prompt, options, binding=self._binding, where="Thread.send", extensions=extensions)
+        )
 
-    def run_sync(self, prompt: str, **options: Unpack[SendOptions]) -> Result:
+    def run_sync(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Result:
         """Continue this thread with ``prompt`` from synchronous code and return the Result. Calls share one
         background loop, so the thread's provider process is kept between them and reaped at exit."""
-        result: Result = BACKGROUND.run(lambda: self.send(prompt, **options).result(), "Thread.run_sync()")
+        result: Result = BACKGROUND.run(lambda: self.send(prompt, *extensions, **options).result(), "Thread.run_sync()")
         return result
 
     def fork(self, new_key: str) -> Thread:
@@ -107,7 +109,7 @@ class Standby:
         self._engine = thread.engine
         self._binding: ThreadBinding = self._engine.binding(thread.key, standby=self)
         self._current: Stream | None = None
-        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._queue: list[tuple[str, dict[str, Any], tuple[CallOption, ...]]] = []
         self._carried: list[tuple[str, str, Author]] = []
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
         self._subscribed = False
@@ -129,13 +131,13 @@ class Standby:
         """Return once ``events()`` has been called (approvals raised before then wait for it)."""
         await self._consumer.wait()
 
-    async def send(self, text: str, **options: Unpack[SendOptions]) -> None:
+    async def send(self, text: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> None:
         """Join the current run (message-only) or start one; any execution option queues a separate run."""
         if not self._alive:
             raise RunFinishedError("this Standby is closed", text=text)
         shared, call = split_call(options, "Standby.send")
         msg = {k: call[k] for k in ("id", "author", "when") if k in call}
-        exec_options = bool(shared) or any(k not in ("id", "author", "when") for k in call)
+        exec_options = bool(shared) or bool(extensions) or any(k not in ("id", "author", "when") for k in call)
         cur = self._current
         if cur is not None and not cur.done and not exec_options:
             try:
@@ -144,12 +146,14 @@ class Standby:
             except RunFinishedError:
                 pass
         if cur is not None and not cur.done:
-            self._queue.append((text, dict(options)))
+            self._queue.append((text, dict(options), extensions))
             return
-        self._start(text, dict(options))
+        self._start(text, dict(options), extensions)
 
-    def _start(self, text: str, options: dict[str, Any]) -> None:
-        stream = Stream(self._engine.start(text, options, binding=self._binding, where="Standby.send"))
+    def _start(self, text: str, options: dict[str, Any], extensions: tuple[CallOption, ...] = ()) -> None:
+        stream = Stream(
+            self._engine.start(text, options, binding=self._binding, where="Standby.send", extensions=extensions)
+        )
         self._current = stream
         carried, self._carried = self._carried, []
         self._pump = asyncio.get_running_loop().create_task(self._forward(stream, carried))
@@ -186,8 +190,8 @@ class Standby:
                     self._retried.add(self._current.run_id if self._current else "")
                     return
         if self._queue and self._alive and self._current is stream:
-            text, options = self._queue.pop(0)
-            self._start(text, options)
+            text, options, extensions = self._queue.pop(0)
+            self._start(text, options, extensions)
 
     async def events(self) -> AsyncIterator[Event]:
         """Events of every execution, in order (single consumer; events before the first call are discarded)."""
@@ -218,7 +222,7 @@ class Standby:
                 o.get("author") or Author(),
                 o.get("when") or Timing.SOON,
             )
-            for t, o in queued
+            for t, o, _ in queued
         ]
         lost += [(msg_id, t, author, Timing.SOON) for msg_id, t, author in carried]
         cur = self._current

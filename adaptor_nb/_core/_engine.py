@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._enums import Timing
@@ -15,7 +15,7 @@ from ._background import BACKGROUND, STARTED
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._hosting import check_tools, tool_revisions
-from ._options import AgentSettings, agent_settings, merge_run, split_call
+from ._options import AgentSettings, agent_settings, apply_call_options, merge_run, split_call
 from ._slots import ProcessSlots, describe_failure
 from ._sync_text import outside_loop_message
 
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 class Engine:
     """Everything an Agent's runs share; the public handles call down into it."""
 
-    def __init__(self, driver: Driver, options: Mapping[str, Any]) -> None:
+    def __init__(self, driver: Driver, options: Mapping[str, Any], extensions: Sequence[Any] = ()) -> None:
         self.driver = driver
-        self.settings: AgentSettings = agent_settings(options)
+        self.settings: AgentSettings = agent_settings(options, extensions)
         check_construction(self.settings)
         self.tools = check_tools(self.settings.tools, self.settings.run.mcp)
         self.tool_host: Any = None
@@ -114,7 +114,15 @@ class Engine:
 
     # -- runs --------------------------------------------------------------------------------------------
 
-    def start(self, prompt: str, options: Mapping[str, Any], *, binding: ThreadBinding | None, where: str) -> Execution:
+    def start(
+        self,
+        prompt: str,
+        options: Mapping[str, Any],
+        *,
+        binding: ThreadBinding | None,
+        where: str,
+        extensions: Sequence[Any] = (),
+    ) -> Execution:
         """Check the call, merge its options over the Agent's and start the execution (needs a running loop)."""
         if not isinstance(prompt, str):
             raise TypeError(f"{where}() prompt must be a str, got {type(prompt).__name__}")
@@ -128,6 +136,7 @@ class Engine:
         settings = self.settings.run
         try:
             settings = merge_run(settings, shared)
+            settings = apply_call_options(settings, extensions, where)
             when = call.get("when", Timing.SOON)
             if not isinstance(when, Timing):
                 raise ConfigError(f"when must be a Timing, got {when!r}", option="when")

@@ -21,6 +21,7 @@ from .._errors import (
     AgentClosedError,
     ConfigError,
     InvalidDriverConfigError,
+    InvalidOutputSchemaError,
     PolicyViolation,
     ResumeRejectedError,
     RunCancelled,
@@ -34,6 +35,7 @@ from .._events import (
     RunStarted,
     TurnEnd,
 )
+from .._host_identity import bind_identity
 from .._policy import Author
 from .._result import RawStreams, Result
 from .._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
@@ -198,6 +200,7 @@ class Execution:
     async def _main(self) -> None:
         result: Result | None = None
         error: BaseException | None = None
+        bind_identity(self.settings.identity)  # this task's context: host hooks it calls read it
         try:
             result = await self._execute()
         except AdaptorError as exc:
@@ -321,14 +324,25 @@ class Execution:
             self.broker.publish_critical(n)
 
     def _resolve_schema(self) -> ResolvedSchema | None:
+        if self.settings.output_schema_error is not None:
+            err = self.settings.output_schema_error
+            if isinstance(err, AdaptorError):
+                raise err
+            raise InvalidOutputSchemaError(f"the output schema could not be derived: {err}", option="schema") from err
         if self.call.get("schema") is None:
-            return None
-        rs = resolve_schema(
-            self.call["schema"],
-            name=self.call.get("schema_name"),
-            description=self.call.get("schema_description"),
-            return_invalid=bool(self.call.get("schema_return_invalid", False)),
-        )
+            rs = self.settings.output_schema
+            if rs is None:
+                return None
+        else:
+            rs = resolve_schema(
+                self.call["schema"],
+                name=self.call.get("schema_name"),
+                description=self.call.get("schema_description"),
+                return_invalid=bool(self.call.get("schema_return_invalid", False)),
+                inline_references=bool(self.call.get("schema_inline_references", False)),
+                allow_additional_properties=bool(self.call.get("schema_allow_additional_properties", False)),
+                require_explicit_tags=bool(self.call.get("schema_require_explicit_tags", False)),
+            )
         so = self.desc.structured_output
         if not so.native and not so.prompted:
             raise StructuredOutputUnsupportedError(
