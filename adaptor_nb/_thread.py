@@ -112,6 +112,11 @@ class Standby:
         self._queue: list[tuple[str, dict[str, Any], tuple[CallOption, ...]]] = []
         self._carried: list[tuple[str, str, Author]] = []
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
+        # Events forwarded from runs wait here for the consumer, at most event_buffer of them: beyond that the
+        # forwarder stops reading the run, whose own buffer then applies the normal backpressure and Dropped rules.
+        self._bound = self._engine.settings.event_buffer
+        self._room = asyncio.Event()
+        self._closing = False
         self._subscribed = False
         self._consumer = asyncio.Event()  # set by the first events() call
         self._held: list[ApprovalRequest] = []
@@ -164,7 +169,10 @@ class Standby:
                 await stream.send(text, id=msg_id, author=author)
         async for ev in stream.events():
             if self._subscribed:
-                await self._events.put(ev)
+                while self._events.qsize() >= self._bound and not self._closing:
+                    self._room.clear()
+                    await self._room.wait()
+                self._events.put_nowait(ev)
             elif isinstance(ev, ApprovalRequest):
                 self._held.append(ev)  # an approval waits for events() instead of being discarded
         await self._after(stream)
@@ -205,6 +213,7 @@ class Standby:
         self._consumer.set()
         while True:
             ev = await self._events.get()
+            self._room.set()
             if ev is None:  # closed
                 return
             yield ev
@@ -240,6 +249,8 @@ class Standby:
 
     async def close(self) -> None:
         """Cancel, wait for the current run to end and release the thread."""
+        self._closing = True
+        self._room.set()  # a forwarder waiting for a stalled consumer finishes
         self.cancel()
         if self._current is not None:
             with contextlib.suppress(BaseException):

@@ -188,15 +188,27 @@ def _skill_key(skill: Any) -> str:
 
 
 def _append_skills(existing: tuple[Any, ...], new: Sequence[Any]) -> tuple[Any, ...]:
-    keys = {_skill_key(s) for s in existing}
+    """Append skills; a key given again with the identical reference is kept once, a conflicting one fails."""
+    by_key = {_skill_key(s): s for s in existing}
     out = list(existing)
     for s in new:
         k = _skill_key(s)
-        if k in keys:
-            raise SkillKeyConflictError(f"skill key {k!r} is given twice", option="skills")
-        keys.add(k)
+        if k in by_key:
+            if _same_skill(by_key[k], s):
+                continue
+            raise SkillKeyConflictError(
+                f"skill key {k!r} is given twice with different sources ({by_key[k]!r} and {s!r})", option="skills"
+            )
+        by_key[k] = s
         out.append(s)
     return tuple(out)
+
+
+def _same_skill(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # a reference whose comparison fails is not known to be the same
+        return False
 
 
 def check_names(options: Mapping[str, Any], *, allowed: frozenset[str], where: str) -> None:
