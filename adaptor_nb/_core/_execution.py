@@ -54,7 +54,7 @@ from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
 from ._checks import check_policy, check_resources
 from ._context import RunContextImpl
-from ._hosting import HostedRun
+from ._hosting import HostedRun, check_thread_tools
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
@@ -229,6 +229,8 @@ class Execution:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
+        if self.binding is not None and self._host.tool_host is not None:
+            check_thread_tools(tuple(self._host.tool_host.tools.values()))
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
         check_mcp(self.prepared.mcp, self.desc)

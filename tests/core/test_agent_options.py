@@ -14,8 +14,8 @@ from adaptor_nb import (
     SkillKeyConflictError,
 )
 from adaptor_nb._core._options import RunSettings, merge_run
-from adaptor_nb.skill import Inline
 from adaptor_nb.drivers import reference
+from adaptor_nb.skill import Inline
 
 
 def test_agent_needs_a_driver() -> None:

@@ -68,3 +68,67 @@ async def test_the_same_skill_on_the_agent_and_a_send_is_kept_once() -> None:
     with pytest.raises(SkillKeyConflictError) as info:
         await conflicting.result()
     assert info.value.option == "skills"
+
+
+# -- d. a Thread uses only tools with a semantic revision ---------------------------------------------------------
+
+
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return key.upper()
+
+
+async def test_a_thread_refuses_a_tool_without_a_revision_before_launch() -> None:
+    from adaptor_nb import ConfigError, tool
+
+    launched: list[str] = []
+
+    class Spy(ref.Driver):
+        async def run(self, invocation, ctx):  # type: ignore[no-untyped-def]
+            launched.append(invocation.prompt)
+            return await super().run(invocation, ctx)
+
+    async with Agent(Spy(), tools=[tool.define(lookup)]) as agent:
+        await agent.send("one-off runs may use it")
+        with pytest.raises(ConfigError, match="revision") as info:
+            await agent.thread("t").send("a thread may not").result()
+        assert info.value.option == "tools" and launched == ["one-off runs may use it"]
+        assert await agent.thread("t").checkpoint() is None
+    async with Agent(Spy(), tools=[tool.define(lookup, revision="2")]) as agent:
+        await agent.thread("t").send("with a revision it may")
+    assert launched[-1] == "with a revision it may"
+
+
+# -- e. tools= without the tools extra is a ConfigError naming it, before any process starts -----------------------
+
+
+def test_tools_without_the_extra_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from adaptor_nb import ConfigError
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    with pytest.raises(ConfigError, match=r"adaptor_nb\[tools\]") as info:
+        Agent(ref.Driver(), tools=[lookup])
+    assert info.value.option == "tools" and "mcp" in str(info.value)
+
+
+# -- f. a tool's exception text never reaches the model -----------------------------------------------------------
+
+
+async def test_a_tool_failure_reaches_the_model_as_name_and_type_only() -> None:
+    from adaptor_nb import Notice, ToolResult
+
+    def leaky() -> str:
+        """Fails with a secret in its message."""
+        raise RuntimeError("secret-token-123")
+
+    sc = ref.Scenario(ref.Turn(ref.HostCall("leaky")))
+    async with Agent(ref.Driver(scenario=sc), tools=[leaky]) as agent:
+        stream = agent.send("go")
+        events = [e async for e in stream.events()]
+    (done,) = of_type(events, ToolResult)
+    assert "secret-token-123" not in str(done.result)
+    assert done.result["content"] == "tool 'leaky' failed: RuntimeError"
+    notices = [n for n in of_type(events, Notice) if n.kind == "tool.error"]
+    assert notices and "RuntimeError" in notices[0].text
