@@ -1,5 +1,6 @@
 """The Cursor hook relay (section 14): supplemental input reaches a running turn at its next tool call through the
-hooks the replay stand-in runs, as Cursor runs them."""
+hooks the replay stand-in runs, as Cursor runs them; and the provider coordinates (source metadata) of Cursor's
+events."""
 
 from __future__ import annotations
 
@@ -70,3 +71,16 @@ async def test_the_relay_keeps_the_users_own_hooks(make_driver, workspace: Path,
 def test_run_hook_relay_if_requested_is_false_in_an_ordinary_start(monkeypatch) -> None:
     monkeypatch.delenv("ADAPTOR_NB_CURSOR_HOOK_SOCKET", raising=False)
     assert cursor.run_hook_relay_if_requested() is False
+
+
+async def test_cursor_events_carry_their_provider_coordinates(make_driver) -> None:
+    from adaptor_nb import ToolCall, ToolResult
+
+    async with Agent(make_driver("shell-read-edit.jsonl")) as agent:
+        stream = agent.send("look around")
+        events = [ev async for ev in stream.events()]
+    provider = [e for e in events if isinstance(e, TextDelta | ToolCall | ToolResult)]
+    assert provider and all(e.meta.source is not None for e in provider)
+    assert {e.meta.source.thread_id for e in provider} == {"cursor-tools"}
+    sequences = [e.meta.source.sequence for e in provider]
+    assert sequences == sorted(sequences) and sequences[0] >= 1
