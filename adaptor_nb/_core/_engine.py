@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
+from ..driver._optional import ProcessLifecycleDriver
 from ..driver._spi import Descriptor, Driver
 from ._background import BACKGROUND, STARTED
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
@@ -187,10 +188,9 @@ class Engine:
                 failures.append(f"the tool host: {describe_failure(exc, timeout)}")
         if self._profile is not None:  # a manager never built created nothing to remove
             failures += await asyncio.to_thread(self._profile.close)  # after the processes that used it are gone
-        closer = getattr(self.driver, "aclose", None)
-        if callable(closer):
+        if isinstance(self.driver, ProcessLifecycleDriver):  # what it owns beyond the slots, after them
             try:
-                await asyncio.wait_for(closer(), timeout)
+                await asyncio.wait_for(self.driver.aclose(), timeout)
             except Exception as exc:
                 failures.append(f"the driver's aclose(): {describe_failure(exc, timeout)}")
         if failures:

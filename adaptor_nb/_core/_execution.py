@@ -52,13 +52,14 @@ from ..driver._tap import run_driver
 from ._approvals import ApprovalAbort, CoreApprovals
 from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
-from ._checks import check_policy, check_resources
+from ._checks import check_policy, check_resources, check_resume_prerequisite
 from ._context import RunContextImpl
 from ._hosting import HostedRun, check_thread_tools
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
 from ._profile import Prepared, ProfileManager
+from ._resolver import resolve_messages
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
@@ -229,11 +230,19 @@ class Execution:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
-        if self.binding is not None and self._host.tool_host is not None:
-            check_thread_tools(tuple(self._host.tool_host.tools.values()))
+        if self.binding is not None:
+            check_resume_prerequisite(self.driver, self.desc)
+            if self._host.tool_host is not None:
+                check_thread_tools(tuple(self._host.tool_host.tools.values()))
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
         check_mcp(self.prepared.mcp, self.desc)
+        if self.queue.enabled and (
+            resolved := await self._before_driver(resolve_messages(self.driver, self.desc.messages))
+        ):
+            self.desc = replace(self.desc, messages=resolved[0])
+            self.queue.trim(resolved[0])
+            self.notice(resolved[1])
         if self.queue.enabled and (trim := await self._before_driver(check_message_version(self.driver, self.desc))):
             self.desc = replace(self.desc, messages=trim[0])  # one Notice; input continues by resume
             self.queue.trim(trim[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +23,7 @@ from ...driver import (
     Notice,
     NoticeKind,
     RunContext,
+    StreamCapability,
     StructuredOutputCapabilities,
     capture_output,
     probe_cli,
@@ -188,6 +190,21 @@ class Driver:
             messages=self._messages(),
             extra=[self._hooks_check()],
         )
+
+    # -- optional interfaces (section 15) ------------------------------------------------------------------
+
+    async def resolve_message_capabilities(self, declared: MessageCapabilities) -> MessageCapabilities:
+        """MessageCapabilityResolver: the hook relay needs a Unix socket; where there is none, in-run delivery is
+        narrowed away for the run and input waits for the turn's end."""
+        if Boundary.IN_RUN in declared.boundaries and not hasattr(socket, "AF_UNIX"):
+            return MESSAGES
+        return declared
+
+    def stream_capability(self) -> StreamCapability:
+        """StreamSupport: stream-json frames; text deltas with ``partial_output``, whole tool arguments, no
+        approval requests (print mode cannot ask)."""
+        partial = self.config.partial_output
+        return StreamCapability(native=True, token_level=partial, reasoning=True, tool_call_args=False, hitl=False)
 
     def _hooks_check(self) -> EnvironmentCheck:
         if self.config.hook_relay:
