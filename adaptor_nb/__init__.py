@@ -137,6 +137,11 @@ _PUBLIC: dict[str, str] = {
     "RunOptions": "._core._options",
     "SendOptions": "._core._options",
     "message_attributes": "._core._options",
+    "AgentOption": "._core._options",
+    "AgentSettings": "._core._options",
+    "CallOption": "._core._options",
+    "RunSettings": "._core._options",
+    "identity_from_context": "._host_identity",
     "EnvironmentReport": ".driver",
     "EnvironmentStatus": ".driver",
     "AgentProfile": ".driver",
@@ -190,8 +195,12 @@ if TYPE_CHECKING:
     from ._approvals import Origin as Origin
     from ._approvals import approve_all as approve_all
     from ._approvals import deny_all as deny_all
+    from ._core._options import AgentOption as AgentOption
     from ._core._options import AgentOptions as AgentOptions
+    from ._core._options import AgentSettings as AgentSettings
+    from ._core._options import CallOption as CallOption
     from ._core._options import RunOptions as RunOptions
+    from ._core._options import RunSettings as RunSettings
     from ._core._options import SendOptions as SendOptions
     from ._core._options import message_attributes as message_attributes
     from ._enums import ApprovalKind as ApprovalKind
@@ -272,6 +281,7 @@ if TYPE_CHECKING:
     from ._events import ToolCall as ToolCall
     from ._events import ToolResult as ToolResult
     from ._events import TurnEnd as TurnEnd
+    from ._host_identity import identity_from_context as identity_from_context
     from ._inspect import Inspector as Inspector
     from ._policy import APPROVALS_AUTO_APPROVE as APPROVALS_AUTO_APPROVE
     from ._policy import APPROVALS_AUTO_DENY as APPROVALS_AUTO_DENY

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Unpack
 
 from ._core._background import BACKGROUND
 from ._core._engine import Engine
-from ._core._options import AgentOptions, AgentSettings, SendOptions
+from ._core._options import AgentOption, AgentOptions, AgentSettings, CallOption, SendOptions
 from ._errors import AgentCloseError as AgentCloseError
 from ._result import Result
 from ._stream import Stream
@@ -36,13 +36,13 @@ class Agent:
             result = await agent.send("Say hello").result()
     """
 
-    def __init__(self, driver: Driver, **options: Unpack[AgentOptions]) -> None:
+    def __init__(self, driver: Driver, *extensions: AgentOption | CallOption, **options: Unpack[AgentOptions]) -> None:
         if driver is None:
             raise TypeError("Agent() needs a driver, e.g. Agent(adaptor_nb.drivers.reference.Driver())")
         for attr in ("descriptor", "validate_config", "run", "config_fingerprint"):
             if not callable(getattr(driver, attr, None)):
                 raise TypeError(f"{type(driver).__name__} is not a Driver: it has no {attr}()")
-        self._engine = Engine(driver, options)
+        self._engine = Engine(driver, options, extensions)
 
     def __repr__(self) -> str:
         model = f", model={self.settings.run.model!r}" if self.settings.run.model else ""
@@ -87,14 +87,15 @@ class Agent:
 
     # -- runs --------------------------------------------------------------------------------------------
 
-    def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream:
-        """Start a one-off run (a fresh anonymous conversation) and return its Stream at once."""
-        return Stream(self._engine.start(prompt, options, binding=None, where="send"))
+    def send(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Stream:
+        """Start a one-off run (a fresh anonymous conversation) and return its Stream at once. Option objects
+        (``CallOption``) apply after the keyword options, in order."""
+        return Stream(self._engine.start(prompt, options, binding=None, where="send", extensions=extensions))
 
-    def run_sync(self, prompt: str, **options: Unpack[SendOptions]) -> Result:
+    def run_sync(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Result:
         """Run ``prompt`` to completion from synchronous code and return its Result (raises RunError like
         ``result()``). Calls share one background loop; see ``adaptor_nb.run_sync``."""
-        result: Result = BACKGROUND.run(lambda: self.send(prompt, **options).result(), "Agent.run_sync()")
+        result: Result = BACKGROUND.run(lambda: self.send(prompt, *extensions, **options).result(), "Agent.run_sync()")
         return result
 
     def thread(self, key: str, *, resume_only: bool = False) -> Thread:

@@ -102,13 +102,25 @@ _BY_REASON: dict[FailureReason, type[RunError]] = {
 
 
 class MessageError(AdaptorError):
-    """A supplemental message was not admitted; ``text`` is the original text."""
+    """A supplemental message was not admitted; ``text`` is the original text, ``err`` the underlying cause (the
+    run's cancellation, ...) or None when the refusal is the whole story (its class says which)."""
 
-    def __init__(self, message: str, *, id: str = "", text: str = "", reason: MessageFailure = MessageFailure.NONE):
+    def __init__(
+        self,
+        message: str,
+        *,
+        id: str = "",
+        text: str = "",
+        reason: MessageFailure = MessageFailure.NONE,
+        err: BaseException | None = None,
+    ):
         super().__init__(message)
         self.id = id
         self.text = text
         self.reason = reason
+        self.err = err
+        if err is not None:
+            self.__cause__ = err
 
 
 class MessageUnsupportedError(MessageError):

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._core._version_trim import below, trimmed, version_tuple
+from .driver._optional import ModelDetector, StreamCapability, StreamSupport
 from .driver._profile import (
     Availability,
     ConfigSchema,
@@ -69,11 +70,30 @@ class Inspector:
         return EnvironmentReport(driver=desc.name, status=EnvironmentStatus.UNKNOWN, messages=desc.messages)
 
     async def models(self) -> list[ModelInfo]:
-        """The models the CLI lists; an empty list when the driver cannot list them."""
+        """The models the CLI lists (an empty list when the driver cannot list them); the model the CLI's own
+        configuration selects, when the driver can detect it, is marked ``default`` (and added when unlisted)."""
         driver = self._engine.driver
-        if isinstance(driver, ModelLister):
-            return await driver.list_models()
-        return []
+        models = await driver.list_models() if isinstance(driver, ModelLister) else []
+        detected = await self.detected_model()
+        if not detected:
+            return models
+        if not any(m.id == detected for m in models):
+            return [ModelInfo(id=detected, name=detected, default=True), *models]
+        return [replace(m, default=m.id == detected) for m in models]
+
+    async def detected_model(self) -> str:
+        """The model the CLI runs when no ``model=`` is given, read from its configuration ("" when unknown)."""
+        driver = self._engine.driver
+        if isinstance(driver, ModelDetector):
+            return await driver.detect_model()
+        return ""
+
+    def stream_capability(self) -> StreamCapability:
+        """The streaming fidelity the driver declares (all False when it declares none)."""
+        driver = self._engine.driver
+        if isinstance(driver, StreamSupport):
+            return driver.stream_capability()
+        return StreamCapability()
 
     async def quota(self) -> QuotaReport:
         driver, name = self._engine.driver, self._engine.descriptor.name

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._errors import InvalidOutputSchemaError
+from ._schema_gen import generated
 
 WRAP_KEY = "items"
 
@@ -46,9 +47,20 @@ class ResolvedSchema:
 
 
 def resolve_schema(
-    schema: Any, *, name: str | None = None, description: str | None = None, return_invalid: bool = False
+    schema: Any,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    return_invalid: bool = False,
+    inline_references: bool = False,
+    allow_additional_properties: bool = False,
+    require_explicit_tags: bool = False,
 ) -> ResolvedSchema:
-    """Build the JSON Schema for ``schema``; raises InvalidOutputSchemaError naming the problem."""
+    """Build the JSON Schema for ``schema``; raises InvalidOutputSchemaError naming the problem.
+
+    The three generation options apply to schemas derived from a Python type (a pydantic model, a dataclass, a
+    typed dict...), never to a JSON-Schema dict or JSON text, which the caller already owns (see ``_schema_gen``).
+    """
     target: Any = None
     if isinstance(schema, dict):
         body = schema
@@ -72,6 +84,12 @@ def resolve_schema(
             raise InvalidOutputSchemaError(
                 f"cannot derive a JSON schema from {schema!r}: {exc}", option="schema"
             ) from None
+        body = generated(
+            body,
+            inline_references=inline_references,
+            allow_additional_properties=allow_additional_properties,
+            require_explicit_tags=require_explicit_tags,
+        )
     try:
         from jsonschema.validators import validator_for
 

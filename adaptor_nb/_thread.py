@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from ._approvals import ApprovalRequest
 from ._core._background import BACKGROUND
 from ._core._binding import ThreadBinding
-from ._core._options import SendOptions, split_call
+from ._core._options import CallOption, SendOptions, split_call
 from ._enums import MessageFailure, MessageState, Timing
 from ._errors import AdaptorError, MessageError, RunError, RunFinishedError, ThreadBusyError
 from ._events import Event, MessageUpdate
@@ -55,14 +55,16 @@ class Thread:
     def __repr__(self) -> str:
         return f"Thread({self._key!r})"
 
-    def send(self, prompt: str, **options: Unpack[SendOptions]) -> Stream:
+    def send(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Stream:
         """Continue (or start) this thread with ``prompt``; returns the run's Stream at once."""
-        return Stream(self._engine.start(prompt, options, binding=self._binding, where="Thread.send"))
+        return Stream(
+            self._engine.start(prompt, options, binding=self._binding, where="Thread.send", extensions=extensions)
+        )
 
-    def run_sync(self, prompt: str, **options: Unpack[SendOptions]) -> Result:
+    def run_sync(self, prompt: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> Result:
         """Continue this thread with ``prompt`` from synchronous code and return the Result. Calls share one
         background loop, so the thread's provider process is kept between them and reaped at exit."""
-        result: Result = BACKGROUND.run(lambda: self.send(prompt, **options).result(), "Thread.run_sync()")
+        result: Result = BACKGROUND.run(lambda: self.send(prompt, *extensions, **options).result(), "Thread.run_sync()")
         return result
 
     def fork(self, new_key: str) -> Thread:
@@ -107,9 +109,14 @@ class Standby:
         self._engine = thread.engine
         self._binding: ThreadBinding = self._engine.binding(thread.key, standby=self)
         self._current: Stream | None = None
-        self._queue: list[tuple[str, dict[str, Any]]] = []
+        self._queue: list[tuple[str, dict[str, Any], tuple[CallOption, ...]]] = []
         self._carried: list[tuple[str, str, Author]] = []
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the Standby was closed
+        # Events forwarded from runs wait here for the consumer, at most event_buffer of them: beyond that the
+        # forwarder stops reading the run, whose own buffer then applies the normal backpressure and Dropped rules.
+        self._bound = self._engine.settings.event_buffer
+        self._room = asyncio.Event()
+        self._closing = False
         self._subscribed = False
         self._consumer = asyncio.Event()  # set by the first events() call
         self._held: list[ApprovalRequest] = []
@@ -129,13 +136,13 @@ class Standby:
         """Return once ``events()`` has been called (approvals raised before then wait for it)."""
         await self._consumer.wait()
 
-    async def send(self, text: str, **options: Unpack[SendOptions]) -> None:
+    async def send(self, text: str, *extensions: CallOption, **options: Unpack[SendOptions]) -> None:
         """Join the current run (message-only) or start one; any execution option queues a separate run."""
         if not self._alive:
             raise RunFinishedError("this Standby is closed", text=text)
         shared, call = split_call(options, "Standby.send")
         msg = {k: call[k] for k in ("id", "author", "when") if k in call}
-        exec_options = bool(shared) or any(k not in ("id", "author", "when") for k in call)
+        exec_options = bool(shared) or bool(extensions) or any(k not in ("id", "author", "when") for k in call)
         cur = self._current
         if cur is not None and not cur.done and not exec_options:
             try:
@@ -144,12 +151,14 @@ class Standby:
             except RunFinishedError:
                 pass
         if cur is not None and not cur.done:
-            self._queue.append((text, dict(options)))
+            self._queue.append((text, dict(options), extensions))
             return
-        self._start(text, dict(options))
+        self._start(text, dict(options), extensions)
 
-    def _start(self, text: str, options: dict[str, Any]) -> None:
-        stream = Stream(self._engine.start(text, options, binding=self._binding, where="Standby.send"))
+    def _start(self, text: str, options: dict[str, Any], extensions: tuple[CallOption, ...] = ()) -> None:
+        stream = Stream(
+            self._engine.start(text, options, binding=self._binding, where="Standby.send", extensions=extensions)
+        )
         self._current = stream
         carried, self._carried = self._carried, []
         self._pump = asyncio.get_running_loop().create_task(self._forward(stream, carried))
@@ -160,7 +169,10 @@ class Standby:
                 await stream.send(text, id=msg_id, author=author)
         async for ev in stream.events():
             if self._subscribed:
-                await self._events.put(ev)
+                while self._events.qsize() >= self._bound and not self._closing:
+                    self._room.clear()
+                    await self._room.wait()
+                self._events.put_nowait(ev)
             elif isinstance(ev, ApprovalRequest):
                 self._held.append(ev)  # an approval waits for events() instead of being discarded
         await self._after(stream)
@@ -186,8 +198,8 @@ class Standby:
                     self._retried.add(self._current.run_id if self._current else "")
                     return
         if self._queue and self._alive and self._current is stream:
-            text, options = self._queue.pop(0)
-            self._start(text, options)
+            text, options, extensions = self._queue.pop(0)
+            self._start(text, options, extensions)
 
     async def events(self) -> AsyncIterator[Event]:
         """Events of every execution, in order (single consumer; events before the first call are discarded)."""
@@ -201,6 +213,7 @@ class Standby:
         self._consumer.set()
         while True:
             ev = await self._events.get()
+            self._room.set()
             if ev is None:  # closed
                 return
             yield ev
@@ -218,7 +231,7 @@ class Standby:
                 o.get("author") or Author(),
                 o.get("when") or Timing.SOON,
             )
-            for t, o in queued
+            for t, o, _ in queued
         ]
         lost += [(msg_id, t, author, Timing.SOON) for msg_id, t, author in carried]
         cur = self._current
@@ -236,6 +249,8 @@ class Standby:
 
     async def close(self) -> None:
         """Cancel, wait for the current run to end and release the thread."""
+        self._closing = True
+        self._room.set()  # a forwarder waiting for a stalled consumer finishes
         self.cancel()
         if self._current is not None:
             with contextlib.suppress(BaseException):

@@ -3,9 +3,12 @@ that nothing can honour yet."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
 from .._errors import (
     HumanDecisionModeUnsupportedError,
+    InvalidDriverConfigError,
     PolicyCapabilityUnsupportedError,
 )
 from .._policy import Policy, validate_policy
@@ -63,3 +66,24 @@ def check_resources(agent: AgentSettings, run: RunSettings, desc: Descriptor) ->
         )
 
     # skills= and profile_resources= are resolved and materialized by the Agent's profile (_core/_profile.py)
+
+
+def check_resume_prerequisite(driver: Any, desc: Descriptor) -> None:
+    """Section 15: a driver that declares resume needs a session codec and a stable, non-empty config fingerprint;
+    a Thread run of one that lacks either is refused before any Thread resource (lease, record) is taken."""
+    if not desc.resume:
+        return
+    codec = getattr(driver, "session_codec", None)
+    if not (callable(getattr(codec, "encode", None)) and callable(getattr(codec, "decode", None))):
+        raise InvalidDriverConfigError(
+            f"driver {desc.name!r} declares resume but has no session_codec (an object with encode() and decode()); "
+            "give it one (adaptor_nb.driver.IdentityCodec() for opaque ids) or declare resume=False",
+            option="driver",
+        )
+    fingerprint = driver.config_fingerprint()
+    if not isinstance(fingerprint, str) or not fingerprint:
+        raise InvalidDriverConfigError(
+            f"driver {desc.name!r} declares resume but its config_fingerprint() is empty: a Thread could not tell "
+            "a compatible configuration from another; return a stable string that names the configuration",
+            option="driver",
+        )

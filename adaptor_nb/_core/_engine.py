@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
 from .._policy import Author
+from ..driver._optional import ProcessLifecycleDriver
 from ..driver._spi import Descriptor, Driver
 from ._background import BACKGROUND, STARTED
 from ._binding import StandbyHandle, ThreadBinding, ThreadHost, ThreadState
 from ._checks import check_construction
 from ._hosting import check_tools, tool_revisions
-from ._options import AgentSettings, agent_settings, merge_run, split_call
+from ._options import AgentSettings, agent_settings, apply_call_options, merge_run, split_call
 from ._slots import ProcessSlots, describe_failure
 from ._sync_text import outside_loop_message
 
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
 class Engine:
     """Everything an Agent's runs share; the public handles call down into it."""
 
-    def __init__(self, driver: Driver, options: Mapping[str, Any]) -> None:
+    def __init__(self, driver: Driver, options: Mapping[str, Any], extensions: Sequence[Any] = ()) -> None:
         self.driver = driver
-        self.settings: AgentSettings = agent_settings(options)
+        self.settings: AgentSettings = agent_settings(options, extensions)
         check_construction(self.settings)
         self.tools = check_tools(self.settings.tools, self.settings.run.mcp)
         self.tool_host: Any = None
@@ -114,7 +115,15 @@ class Engine:
 
     # -- runs --------------------------------------------------------------------------------------------
 
-    def start(self, prompt: str, options: Mapping[str, Any], *, binding: ThreadBinding | None, where: str) -> Execution:
+    def start(
+        self,
+        prompt: str,
+        options: Mapping[str, Any],
+        *,
+        binding: ThreadBinding | None,
+        where: str,
+        extensions: Sequence[Any] = (),
+    ) -> Execution:
         """Check the call, merge its options over the Agent's and start the execution (needs a running loop)."""
         if not isinstance(prompt, str):
             raise TypeError(f"{where}() prompt must be a str, got {type(prompt).__name__}")
@@ -128,6 +137,7 @@ class Engine:
         settings = self.settings.run
         try:
             settings = merge_run(settings, shared)
+            settings = apply_call_options(settings, extensions, where)
             when = call.get("when", Timing.SOON)
             if not isinstance(when, Timing):
                 raise ConfigError(f"when must be a Timing, got {when!r}", option="when")
@@ -178,10 +188,9 @@ class Engine:
                 failures.append(f"the tool host: {describe_failure(exc, timeout)}")
         if self._profile is not None:  # a manager never built created nothing to remove
             failures += await asyncio.to_thread(self._profile.close)  # after the processes that used it are gone
-        closer = getattr(self.driver, "aclose", None)
-        if callable(closer):
+        if isinstance(self.driver, ProcessLifecycleDriver):  # what it owns beyond the slots, after them
             try:
-                await asyncio.wait_for(closer(), timeout)
+                await asyncio.wait_for(self.driver.aclose(), timeout)
             except Exception as exc:
                 failures.append(f"the driver's aclose(): {describe_failure(exc, timeout)}")
         if failures:

@@ -21,6 +21,7 @@ from .._errors import (
     AgentClosedError,
     ConfigError,
     InvalidDriverConfigError,
+    InvalidOutputSchemaError,
     PolicyViolation,
     ResumeRejectedError,
     RunCancelled,
@@ -34,6 +35,7 @@ from .._events import (
     RunStarted,
     TurnEnd,
 )
+from .._host_identity import bind_identity
 from .._policy import Author
 from .._result import RawStreams, Result
 from .._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
@@ -50,13 +52,14 @@ from ..driver._tap import run_driver
 from ._approvals import ApprovalAbort, CoreApprovals
 from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
-from ._checks import check_policy, check_resources
+from ._checks import check_policy, check_resources, check_resume_prerequisite
 from ._context import RunContextImpl
-from ._hosting import HostedRun
+from ._hosting import HostedRun, check_thread_tools
 from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
 from ._profile import Prepared, ProfileManager
+from ._resolver import resolve_messages
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
@@ -198,6 +201,7 @@ class Execution:
     async def _main(self) -> None:
         result: Result | None = None
         error: BaseException | None = None
+        bind_identity(self.settings.identity)  # this task's context: host hooks it calls read it
         try:
             result = await self._execute()
         except AdaptorError as exc:
@@ -226,9 +230,19 @@ class Execution:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
+        if self.binding is not None:
+            check_resume_prerequisite(self.driver, self.desc)
+            if self._host.tool_host is not None:
+                check_thread_tools(tuple(self._host.tool_host.tools.values()))
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
         check_mcp(self.prepared.mcp, self.desc)
+        if self.queue.enabled and (
+            resolved := await self._before_driver(resolve_messages(self.driver, self.desc.messages))
+        ):
+            self.desc = replace(self.desc, messages=resolved[0])
+            self.queue.trim(resolved[0])
+            self.notice(resolved[1])
         if self.queue.enabled and (trim := await self._before_driver(check_message_version(self.driver, self.desc))):
             self.desc = replace(self.desc, messages=trim[0])  # one Notice; input continues by resume
             self.queue.trim(trim[0])
@@ -321,14 +335,25 @@ class Execution:
             self.broker.publish_critical(n)
 
     def _resolve_schema(self) -> ResolvedSchema | None:
+        if self.settings.output_schema_error is not None:
+            err = self.settings.output_schema_error
+            if isinstance(err, AdaptorError):
+                raise err
+            raise InvalidOutputSchemaError(f"the output schema could not be derived: {err}", option="schema") from err
         if self.call.get("schema") is None:
-            return None
-        rs = resolve_schema(
-            self.call["schema"],
-            name=self.call.get("schema_name"),
-            description=self.call.get("schema_description"),
-            return_invalid=bool(self.call.get("schema_return_invalid", False)),
-        )
+            rs = self.settings.output_schema
+            if rs is None:
+                return None
+        else:
+            rs = resolve_schema(
+                self.call["schema"],
+                name=self.call.get("schema_name"),
+                description=self.call.get("schema_description"),
+                return_invalid=bool(self.call.get("schema_return_invalid", False)),
+                inline_references=bool(self.call.get("schema_inline_references", False)),
+                allow_additional_properties=bool(self.call.get("schema_allow_additional_properties", False)),
+                require_explicit_tags=bool(self.call.get("schema_require_explicit_tags", False)),
+            )
         so = self.desc.structured_output
         if not so.native and not so.prompted:
             raise StructuredOutputUnsupportedError(

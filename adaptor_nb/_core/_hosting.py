@@ -13,7 +13,7 @@ from .._events import Notice
 from ..driver._hosted import HOST_SERVER, HostedTools
 from ..driver._spi import Descriptor
 
-__all__ = ["HostedRun", "check_tools", "tool_revisions"]
+__all__ = ["HostedRun", "check_thread_tools", "check_tools", "tool_revisions"]
 
 
 def check_tools(tools: tuple[Any, ...], mcp: tuple[Any, ...] | None) -> tuple[Any, ...]:
@@ -55,7 +55,40 @@ def check_tools(tools: tuple[Any, ...], mcp: tuple[Any, ...] | None) -> tuple[An
                 f"mcp server {name!r} clashes with the server that hosts tools=[...] under that name; rename it",
                 option="mcp",
             )
+    missing = _missing_extra()
+    if missing:
+        raise ConfigError(
+            f"tools= needs the 'tools' extra ({', '.join(missing)} cannot be imported): install it with "
+            "pip install 'adaptor_nb[tools]'",
+            option="tools",
+        )
     return tuple(out)
+
+
+def _missing_extra() -> list[str]:
+    """The packages of the ``tools`` extra that cannot be found (found, not imported: the import waits for a run)."""
+    import importlib.util
+
+    missing = []
+    for name in ("mcp", "uvicorn"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a module hidden or half-installed
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def check_thread_tools(tools: tuple[Any, ...]) -> None:
+    """Section 11.1: every tool a Thread uses has a semantic revision (it enters the Thread's compatibility)."""
+    missing = [t.name for t in tools if not getattr(t, "revision_given", True)]
+    if missing:
+        raise ConfigError(
+            f"tools {missing} have no revision, and a Thread needs one for each tool it uses (a changed tool must "
+            'not silently continue a conversation): define them with tool.define(fn, revision="1")',
+            option="tools",
+        )
 
 
 def tool_revisions(tools: tuple[Any, ...]) -> list[list[str]]:

@@ -184,7 +184,7 @@ class MessageQueue:
         try:
             self.check_timing(timing)
         except MessageError as exc:
-            raise type(exc)(str(exc), id=msg_id, text=text, reason=exc.reason) from None
+            raise type(exc)(str(exc), id=msg_id, text=text, reason=exc.reason, err=exc.err) from None
         ctx = MessageContext(id=msg_id, text=text, author=author, timing=timing)
         framed = (self._policy.format or frame_message)(ctx)
         if len(framed.encode()) > MAX_FRAMED_BYTES:
@@ -221,6 +221,7 @@ class MessageQueue:
                     id=msg_id,
                     text=text,
                     reason=MessageFailure.CANCELLED,
+                    err=asyncio.CancelledError("the run was cancelled"),
                 )
             self._space.clear()
             await self._space.wait()

@@ -6,13 +6,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 from .._enums import Timing
 from .._errors import ConfigError, SkillKeyConflictError, SkillKeyMissingError
 from .._policy import Author, Identity, MessageContext, Policy
+from ._setters import AgentSetters, RunSetters, check_blocking_events, check_event_buffer
 
 if TYPE_CHECKING:
+    from .._schema import ResolvedSchema
     from ..mcp import Server
     from ..threadstore._protocol import Store
 
@@ -61,6 +63,9 @@ class SchemaExtras(TypedDict, total=False):
     schema_name: str | None
     schema_description: str | None
     schema_return_invalid: bool
+    schema_inline_references: bool
+    schema_allow_additional_properties: bool
+    schema_require_explicit_tags: bool
 
 
 class SchemaOptions(SchemaExtras, total=False):
@@ -95,8 +100,8 @@ _UNSET: Any = object()
 
 
 @dataclass(frozen=True)
-class RunSettings:
-    """Resolved execution settings (Agent defaults merged with call options)."""
+class RunSettings(RunSetters):
+    """The resolved execution settings of a run: the Agent's defaults merged with the call's options."""
 
     model: str = ""
     timeout: float | None = None
@@ -113,6 +118,8 @@ class RunSettings:
     profile_resources: Any = None
     services: tuple[Any, ...] | None = None
     run_services: tuple[Any, ...] = ()
+    output_schema: ResolvedSchema | None = None
+    output_schema_error: BaseException | None = None
 
     def has_execution_options(self) -> bool:
         return self != RunSettings()
@@ -127,10 +134,13 @@ class RunSettings:
             return self
         return replace(self, policy=replace(self.policy, messages=replace(messages, max_turns=remaining)))
 
+    def _merged(self, name: str, value: Any) -> RunSettings:
+        return merge_run(self, {name: value})
+
 
 @dataclass(frozen=True)
-class AgentSettings:
-    """Construction-only settings plus the default RunSettings."""
+class AgentSettings(AgentSetters):
+    """The construction-only settings of an Agent plus its default RunSettings (``run``)."""
 
     run: RunSettings = field(default_factory=RunSettings)
     thread_store: Any = None
@@ -142,6 +152,20 @@ class AgentSettings:
     skill_materializer: Any = None
     workspace_manager: Any = None
     service_manager: Any = None
+
+
+@runtime_checkable
+class CallOption(Protocol):
+    """An option object for a run: passed positionally to ``send(...)`` (or to ``Agent(...)`` as a default)."""
+
+    def apply_run(self, settings: RunSettings, /) -> RunSettings: ...
+
+
+@runtime_checkable
+class AgentOption(Protocol):
+    """A construction-only option object: passed positionally to ``Agent(...)``."""
+
+    def apply_new(self, settings: AgentSettings, /) -> AgentSettings: ...
 
 
 def _seconds(name: str, value: Any) -> float | None:
@@ -164,15 +188,27 @@ def _skill_key(skill: Any) -> str:
 
 
 def _append_skills(existing: tuple[Any, ...], new: Sequence[Any]) -> tuple[Any, ...]:
-    keys = {_skill_key(s) for s in existing}
+    """Append skills; a key given again with the identical reference is kept once, a conflicting one fails."""
+    by_key = {_skill_key(s): s for s in existing}
     out = list(existing)
     for s in new:
         k = _skill_key(s)
-        if k in keys:
-            raise SkillKeyConflictError(f"skill key {k!r} is given twice", option="skills")
-        keys.add(k)
+        if k in by_key:
+            if _same_skill(by_key[k], s):
+                continue
+            raise SkillKeyConflictError(
+                f"skill key {k!r} is given twice with different sources ({by_key[k]!r} and {s!r})", option="skills"
+            )
+        by_key[k] = s
         out.append(s)
     return tuple(out)
+
+
+def _same_skill(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # a reference whose comparison fails is not known to be the same
+        return False
 
 
 def check_names(options: Mapping[str, Any], *, allowed: frozenset[str], where: str) -> None:
@@ -271,29 +307,48 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
     return replace(base, **changes) if changes else base
 
 
-def agent_settings(options: Mapping[str, Any]) -> AgentSettings:
-    """Build AgentSettings from ``Agent(**options)``."""
+def agent_settings(options: Mapping[str, Any], extensions: Sequence[Any] = ()) -> AgentSettings:
+    """Build AgentSettings from ``Agent(*extensions, **options)``: keywords first, then each option object."""
     check_names(options, allowed=SHARED_OPTIONS | CONSTRUCTION_ONLY, where="Agent")
     shared = {k: v for k, v in options.items() if k in SHARED_OPTIONS}
     run = merge_run(RunSettings(), shared)
-    buffer = options.get("event_buffer", 1024)
-    if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer <= 0:
-        raise ConfigError(f"event_buffer must be a positive int, got {buffer!r}", option="event_buffer")
-    blocking = options.get("blocking_events", False)
-    if not isinstance(blocking, bool):
-        raise ConfigError(f"blocking_events must be a bool, got {blocking!r}", option="blocking_events")
-    return AgentSettings(
+    settings = AgentSettings(
         run=run,
         thread_store=options.get("thread_store"),
         tools=tuple(options.get("tools") or ()),
-        event_buffer=buffer,
-        blocking_events=blocking,
+        event_buffer=check_event_buffer(options.get("event_buffer", 1024)),
+        blocking_events=check_blocking_events(options.get("blocking_events", False)),
         profile=options.get("profile"),
         skill_provider=options.get("skill_provider"),
         skill_materializer=options.get("skill_materializer"),
         workspace_manager=options.get("workspace_manager"),
         service_manager=options.get("service_manager"),
     )
+    for option in extensions:
+        if isinstance(option, AgentOption):
+            settings = _checked(option.apply_new(settings), AgentSettings, option)
+        elif isinstance(option, CallOption):
+            settings = replace(settings, run=_checked(option.apply_run(settings.run), RunSettings, option))
+        else:
+            raise TypeError(f"Agent() got {option!r}, which is not an option object (no apply_new or apply_run)")
+    return settings
+
+
+def apply_call_options(settings: RunSettings, extensions: Sequence[Any], where: str) -> RunSettings:
+    """Apply ``send(prompt, *extensions)``'s option objects, in order, after the keyword options."""
+    for option in extensions:
+        if isinstance(option, AgentOption) and not isinstance(option, CallOption):
+            raise TypeError(f"{where}() got construction-only option object {option!r}: pass it to Agent(...)")
+        if not isinstance(option, CallOption):
+            raise TypeError(f"{where}() got {option!r}, which is not an option object (no apply_run)")
+        settings = _checked(option.apply_run(settings), RunSettings, option)
+    return settings
+
+
+def _checked(value: Any, tp: type[Any], option: Any) -> Any:
+    if not isinstance(value, tp):
+        raise TypeError(f"option object {option!r} returned {type(value).__name__}, not {tp.__name__}")
+    return value
 
 
 def split_call(options: Mapping[str, Any], where: str = "send") -> tuple[dict[str, Any], dict[str, Any]]:

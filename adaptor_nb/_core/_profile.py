@@ -22,6 +22,7 @@ from .._errors import (
     SkillMaterializationFailedError,
     SkillNotFoundError,
 )
+from ..driver._optional import SkillSupport
 from ..driver._profile import (
     AgentProfile,
     ProfileAware,
@@ -136,7 +137,11 @@ class ProfileManager:
 
     @property
     def skills_native(self) -> bool:
-        return self.layout is not None and bool(self.layout.skills_dir)
+        """Skills are installed in the profile's skills folder (else written into the instructions): where the
+        layout has one, unless the driver's SkillSupport says its CLI does not read it."""
+        if self.layout is None or not self.layout.skills_dir:
+            return False
+        return not isinstance(self.driver, SkillSupport) or self.driver.skill_support().native
 
     def skills_dir(self) -> str:
         d = self.directory

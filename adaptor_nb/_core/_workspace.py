@@ -28,12 +28,6 @@ def check_provisioning(agent: AgentSettings, run: RunSettings) -> None:
         for spec in run.services:
             if not isinstance(spec, ServiceSpec):
                 raise ConfigError(f"services= takes ServiceSpec values, got {type(spec).__name__}", option="services")
-        if agent.service_manager is None:
-            raise ConfigError(
-                "services= needs a service_manager= on the Agent (for example LocalServices()); without one no "
-                "service would start",
-                option="services",
-            )
 
 
 class RunProvision:
@@ -89,7 +83,15 @@ class RunProvision:
                 branch=lease.branch,
                 created=lease.created,
             )
-        if s.services:
+        if s.services and self._services is None:
+            # Section 12: without a service manager nothing starts and no endpoint is invented; the run goes on.
+            self._say(
+                f"services= names {len(s.services)} service(s) but the Agent has no service_manager=: none is "
+                "started and no endpoint is published",
+                phase="services_skipped",
+                services=[getattr(spec, "name", "") for spec in s.services],
+            )
+        elif s.services:
             try:
                 await self._ensure(s, driver_type, config, lease)
             except BaseException:

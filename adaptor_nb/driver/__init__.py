@@ -72,6 +72,14 @@ _PUBLIC: dict[str, str] = {
     "MessagePort": "._spi",
     "ModelInfo": "._spi",
     "ModelLister": "._spi",
+    "MessageCapabilityResolver": "._optional",
+    "ModelDetector": "._optional",
+    "configured_model": "._detect",
+    "ProcessLifecycleDriver": "._optional",
+    "SkillCapability": "._optional",
+    "SkillSupport": "._optional",
+    "StreamCapability": "._optional",
+    "StreamSupport": "._optional",
     "Notice": ".._events",
     "NoticeKind": ".._enums",
     "OutputSchema": "._spi",
@@ -194,6 +202,7 @@ if TYPE_CHECKING:
     from ._cli_probe import probe_cli as probe_cli
     from ._config import CommonConfig as CommonConfig
     from ._config import resolve_command as resolve_command
+    from ._detect import configured_model as configured_model
     from ._emit import TextDeltas as TextDeltas
     from ._hosted import HOST_SERVER as HOST_SERVER
     from ._hosted import HostedTools as HostedTools
@@ -205,6 +214,13 @@ if TYPE_CHECKING:
     from ._mcp_config import MCP_CONFIG_TRANSPORTS as MCP_CONFIG_TRANSPORTS
     from ._mcp_config import mcp_config_args as mcp_config_args
     from ._mcp_config import required_mcp_failures as required_mcp_failures
+    from ._optional import MessageCapabilityResolver as MessageCapabilityResolver
+    from ._optional import ModelDetector as ModelDetector
+    from ._optional import ProcessLifecycleDriver as ProcessLifecycleDriver
+    from ._optional import SkillCapability as SkillCapability
+    from ._optional import SkillSupport as SkillSupport
+    from ._optional import StreamCapability as StreamCapability
+    from ._optional import StreamSupport as StreamSupport
     from ._probe import EnvironmentStatus as EnvironmentStatus
     from ._probe import capture_output as capture_output
     from ._process import CLIProcess as CLIProcess

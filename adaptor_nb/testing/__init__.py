@@ -14,6 +14,12 @@ _PUBLIC: dict[str, str] = {
     "AnthropicReply": "._anthropic:Reply",
     "AnthropicRequest": "._anthropic:RecordedRequest",
     "CHECKS": ".conformance",
+    "CLAUSES": ".conformance",
+    "Clause": ".conformance",
+    "FAMILIES": ".conformance",
+    "parse_conformance_table": ".conformance:parse_table",
+    "render_conformance_table": ".conformance:render_table",
+    "conformance_verdicts": ".conformance:verdicts",
     "HOST_TOOL_PREFIX": ".conformance",
     "ChatReply": "._chat_completions",
     "ChatRequest": "._chat_completions",
@@ -64,13 +70,19 @@ if TYPE_CHECKING:
     from ._store_conformance import STORE_CHECKS as STORE_CHECKS
     from ._store_conformance import run_store_conformance as run_store_conformance
     from .conformance import CHECKS as CHECKS
+    from .conformance import CLAUSES as CLAUSES
+    from .conformance import FAMILIES as FAMILIES
     from .conformance import HOST_TOOL_PREFIX as HOST_TOOL_PREFIX
     from .conformance import CheckResult as CheckResult
+    from .conformance import Clause as Clause
     from .conformance import ConformanceCase as ConformanceCase
     from .conformance import ConformanceReport as ConformanceReport
     from .conformance import Hold as Hold
     from .conformance import ModelRun as ModelRun
     from .conformance import default_prompt as default_prompt
+    from .conformance import parse_table as parse_conformance_table  # noqa: F401  (re-exported by _PUBLIC)
+    from .conformance import render_table as render_conformance_table  # noqa: F401  (re-exported by _PUBLIC)
     from .conformance import run_driver_conformance as run_driver_conformance
+    from .conformance import verdicts as conformance_verdicts  # noqa: F401  (re-exported by _PUBLIC)
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, globals(), _PUBLIC)

@@ -38,6 +38,10 @@ Replay options (before or among the driver's arguments, each ``--replay-NAME VAL
 * ``--replay-expect-result TEXT`` (repeatable): the calls' results must contain TEXT; if one lacks, ``@answer``
   answers ``The tool results lack [...]`` instead of the reply, and a recording stops with exit code 1;
 * ``--replay-env VAR=VALUE``: use VALUE for VAR when expanding ``${env:VAR}`` for those calls (a wrong token).
+* ``--replay-run-hooks PATH``: at each ``tool_call`` started line, run the hooks ``<workspace>/.cursor/hooks.json``
+  names for it, as Cursor does before a tool runs (``beforeShellExecution`` for a shell call, ``beforeMCPExecution``
+  for an MCP call, then ``preToolUse`` for every call), each command through ``sh -c`` with the hook's JSON on stdin,
+  and append one JSON line per hook to PATH: ``event``, ``command`` and the parsed ``answer`` (None when unreadable).
 
 RECORDING ``@answer`` makes it answer instead of replaying: ``system/init``, the text after ``Reply with exactly:``
 in the prompt as assistant messages, and a ``result``; the session id is the ``--resume`` id or a fresh one.
@@ -50,6 +54,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 import uuid
@@ -312,7 +317,59 @@ def _terminal(line: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") in ("result", "run.completed")
 
 
-def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str, host: Host | None = None) -> int:
+def _hook_events(line: bytes) -> tuple[list[str], dict[str, Any]]:
+    """The hooks Cursor runs before the tool call a ``started`` line announces, and the hook input's fields."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return [], {}
+    if not isinstance(obj, dict) or obj.get("type") != "tool_call" or obj.get("subtype") != "started":
+        return [], {}
+    call: dict[str, Any] = obj["tool_call"] if isinstance(obj.get("tool_call"), dict) else {}
+    kind = next(iter(call), "")
+    inner: dict[str, Any] = call[kind] if isinstance(call.get(kind), dict) else {}
+    args: dict[str, Any] = inner["args"] if isinstance(inner.get("args"), dict) else {}
+    fields: dict[str, Any] = {"conversation_id": obj.get("session_id", ""), "tool_call_id": obj.get("call_id", "")}
+    events = []
+    if kind == "shellToolCall":
+        events.append("beforeShellExecution")
+        fields["command"] = args.get("command", "")
+    elif kind == "mcpToolCall":
+        events.append("beforeMCPExecution")
+        fields["tool_name"] = args.get("toolName", "")
+    events.append("preToolUse")
+    fields["tool_input"] = args
+    return events, fields
+
+
+def _run_hooks(line: bytes, log: str, workspace: str) -> None:
+    events, fields = _hook_events(line)
+    if not events:
+        return
+    try:
+        with open(os.path.join(workspace, ".cursor", "hooks.json"), encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    for event in events:
+        for entry in (hooks or {}).get(event) or []:
+            command = entry.get("command") if isinstance(entry, dict) else None
+            if not isinstance(command, str):
+                continue
+            payload = json.dumps({"hook_event_name": event, **fields}).encode()
+            done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, cwd=workspace)
+            try:
+                answer = json.loads(done.stdout)
+            except ValueError:
+                answer = None
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"event": event, "command": command, "answer": answer}) + "\n")
+
+
+def _play(
+    lines: list[bytes], replay: dict[str, list[str]], prompt: str, host: Host | None = None, workspace: str = ""
+) -> int:
     die = int(replay["die-after"][-1]) if "die-after" in replay else -1
     hang = int(replay["hang-after"][-1]) if "hang-after" in replay else -1
     gates = {int(k): v for k, _, v in (g.partition("=") for g in replay.get("gate", []))}
@@ -345,6 +402,8 @@ def _play(lines: list[bytes], replay: dict[str, list[str]], prompt: str, host: H
             threading.Event().wait()
         emit(line)
         ended = ended or _terminal(line)
+        for path in replay.get("run-hooks", []):
+            _run_hooks(line, path, workspace)
         if n == 0 and host is not None:
             rest = host(emit)
             if rest is None:
@@ -403,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = replay.get("call-host") and all(re.search(w, prompt) for w in replay.get("call-host-when", []))
     host = _host_step(replay, flags, prompt, recording, lines) if calls and lines else None
     try:
-        return _play(lines, replay, prompt, host)
+        return _play(lines, replay, prompt, host, flags.get("--workspace", ""))
     except BrokenPipeError:
         return 0
 

@@ -35,6 +35,8 @@ class Tool:
     is_async: bool
     _model: type[BaseModel] | None = field(repr=False)
     _output: TypeAdapter[Any] | None = field(repr=False)
+    revision_given: bool = True
+    """False when ``define`` was given no revision (it shows "1"): such a tool cannot be used by a Thread."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -119,7 +121,7 @@ def _build(
     *,
     name: str | None,
     description: str | None,
-    revision: str,
+    revision: str | None,
     input_schema: dict[str, Any] | None,
     output_schema: dict[str, Any] | None,
     requires_approval: bool,
@@ -130,6 +132,8 @@ def _build(
     if not callable(fn):
         raise TypeError(f"tool.define() needs a callable, got {type(fn).__name__}")
     tool_name = name if name is not None else getattr(fn, "__name__", "")
+    revision_given = revision is not None
+    revision = revision if revision is not None else "1"
     _check(tool_name, description if description is not None else "", revision, timeout, requires_approval)
     inferred = infer(fn, tool_name, inputs=input_schema is None, output=output_schema is None)
     schema_in = inferred.input_schema
@@ -157,6 +161,7 @@ def _build(
         is_async=is_async,
         _model=model,
         _output=adapter,
+        revision_given=revision_given,
     )
 
 
@@ -166,7 +171,7 @@ def define(
     *,
     name: str | None = None,
     description: str | None = None,
-    revision: str = "1",
+    revision: str | None = None,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     requires_approval: bool = False,
@@ -180,7 +185,7 @@ def define(
     *,
     name: str | None = None,
     description: str | None = None,
-    revision: str = "1",
+    revision: str | None = None,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     requires_approval: bool = False,
@@ -193,7 +198,7 @@ def define(
     *,
     name: str | None = None,
     description: str | None = None,
-    revision: str = "1",
+    revision: str | None = None,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     requires_approval: bool = False,
@@ -204,6 +209,7 @@ def define(
     The input schema comes from the parameters' type hints, with descriptions from ``Annotated[T, "text"]`` or the
     docstring (Google or NumPy style); the output schema from the return annotation. ``input_schema`` /
     ``output_schema`` override them. ``revision`` names the tool's meaning: change it when a Thread should notice.
+    A Thread uses only tools given a revision; without one the tool serves one-off runs and shows revision "1".
     A sync function runs in a worker thread, an async one on the event loop; ``timeout`` bounds one call.
     """
 

@@ -1,6 +1,7 @@
 """One tool call: validate the arguments, run the function (sync in a worker thread, async on the loop) within
 its timeout, and turn every outcome into what the model may see. Only rejections and validation messages carry
-the tool's own words; anything else becomes one sanitized line."""
+the tool's own words; any other failure reaches the model as the tool's name and the error type, and the host's
+notice as one sanitized line."""
 
 from __future__ import annotations
 
@@ -70,7 +71,14 @@ async def call_tool(t: Tool, arguments: Any) -> CallOutcome:
         rejection = as_rejection(exc)
         if rejection is not None:
             return CallOutcome(text=rejection.message, is_error=True, kind="rejected")
-        return _failure(t, "failed", sanitize(f"{type(exc).__name__}: {exc}") or type(exc).__name__)
+        # The model reads only the tool's name and the error type (its message may hold anything: a token, a
+        # path); the host's notice carries the message too, sanitized.
+        return CallOutcome(
+            text=f"tool {t.name!r} failed: {type(exc).__name__}",
+            is_error=True,
+            kind="failed",
+            notice=f"tool {t.name!r} failed: " + (sanitize(f"{type(exc).__name__}: {exc}") or type(exc).__name__),
+        )
     try:
         dumped = t.dump_result(value)
         text = dumped if isinstance(dumped, str) else json.dumps(dumped, ensure_ascii=False)

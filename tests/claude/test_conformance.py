@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from conformance_table import check_column
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import claude
@@ -97,3 +98,4 @@ async def test_the_claude_driver_passes_the_conformance_suite(claude_cli: str) -
     print(report)
     assert report.ok, str(report)
     assert not report.skipped, str(report)
+    check_column(report, "claude")  # the committed clause table matches this run

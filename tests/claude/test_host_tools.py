@@ -325,7 +325,7 @@ async def test_a_threads_parked_process_keeps_serving_host_tools_turn_after_turn
 ) -> None:
     """Turns 2 and 3 reuse the Thread's one claude process: its SDK server still answers, and a failing call of
     turn 2 reports its Notice to turn 2 only. ``agent.close()`` leaves no process behind."""
-    agent = agent_factory(tools=[describe_column])
+    agent = agent_factory(tools=[tool.define(describe_column, revision="1")])
     thread = agent.thread("parked")
     ev1, r1, e1 = await drain(thread.send("one " + call("describe_column", {"name": "age"})))
     ev2, r2, e2 = await drain(thread.send("two " + call("describe_column", {"name": "boom"})))
@@ -372,7 +372,7 @@ async def test_a_call_cancelled_in_one_turn_does_not_leak_into_the_next(
         outcomes.append(f"shout {text}")
         return text.upper()
 
-    agent = agent_factory(tools=[hang, shout])
+    agent = agent_factory(tools=[tool.define(hang, revision="1"), tool.define(shout, revision="1")])
     thread = agent.thread("cancel")
     ev1, r1, e1 = await drain(thread.send("one " + call("shout", {"text": "a"})))
     assert e1 is None and r1 is not None
@@ -411,7 +411,7 @@ async def test_two_threads_of_one_agent_call_host_tools_at_the_same_time(
             raise RuntimeError("side b fails after meeting")
         return f"met {side}"
 
-    agent = agent_factory(tools=[meet])
+    agent = agent_factory(tools=[tool.define(meet, revision="1")])
     (ev_a, r_a, e_a), (ev_b, r_b, e_b) = await asyncio.gather(
         drain(agent.thread("a").send("a " + call("meet", {"side": "a"}))),
         drain(agent.thread("b").send("b " + call("meet", {"side": "b"}))),

@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 
 import pytest
+from conformance_table import check_column
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import codebuddy
@@ -127,3 +128,4 @@ async def test_the_codebuddy_driver_passes_the_conformance_suite(codebuddy_bin: 
     print(report)
     assert report.ok, str(report)
     assert not report.skipped, str(report)  # every check runs, none is skipped
+    check_column(report, "codebuddy")  # the committed clause table matches this run

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from conformance_table import check_column
 
 from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers.codex import Config, Driver
@@ -71,7 +72,9 @@ def responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Reply]:
     return respond
 
 
-async def test_the_codex_driver_passes_the_conformance_suite(codex_bin: str, tripwire: NetworkTripwire) -> None:
+def make_factory(
+    codex_bin: str, tripwire: NetworkTripwire
+) -> Callable[[ConformanceCase], contextlib.AbstractAsyncContextManager[Driver]]:
     @contextlib.asynccontextmanager
     async def codex_for(case: ConformanceCase) -> AsyncIterator[Driver]:
         tmp = Path(tempfile.mkdtemp(prefix="codex-conformance-"))
@@ -91,7 +94,13 @@ async def test_the_codex_driver_passes_the_conformance_suite(codex_bin: str, tri
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    report = await run_driver_conformance(codex_for, prompt_for=prompt_for, raise_on_failure=False)
+    return codex_for
+
+
+async def test_the_codex_driver_passes_the_conformance_suite(codex_bin: str, tripwire: NetworkTripwire) -> None:
+    factory = make_factory(codex_bin, tripwire)
+    report = await run_driver_conformance(factory, prompt_for=prompt_for, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
     assert {r.name for r in report.skipped} == {"approval_plan_review", "approval_question"}
+    check_column(report, "codex")  # the committed clause table matches this run

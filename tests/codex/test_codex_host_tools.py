@@ -92,10 +92,13 @@ async def test_rejections_validation_errors_and_crashes_reach_the_model_and_mcp_
     outputs = [r.tool_outputs[-1] for r in fake.model_requests[1:4]]
     assert "salaries are private" in outputs[0]
     assert "invalid arguments" in outputs[1]
-    assert "RuntimeError: lost the connection" in outputs[2] and "Traceback" not in outputs[2]
+    # Only the tool's name and the error type reach the model; the message goes to the host's notice.
+    assert "failed: RuntimeError" in outputs[2] and "lost the connection" not in outputs[2]
+    assert "Traceback" not in outputs[2]
     assert [r.is_error for r in of(events, ToolResult)] == [True, True, True]
     (notice,) = [n for n in of(events, Notice) if n.kind == "tool.error"]
     assert notice.data == {"tool": "describe_column", "outcome": "failed"}
+    assert "RuntimeError: lost the connection" in notice.text
 
 
 async def test_only_tools_that_require_approval_are_asked_for(

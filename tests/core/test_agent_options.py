@@ -15,6 +15,7 @@ from adaptor_nb import (
 )
 from adaptor_nb._core._options import RunSettings, merge_run
 from adaptor_nb.drivers import reference
+from adaptor_nb.skill import Inline
 
 
 def test_agent_needs_a_driver() -> None:
@@ -64,7 +65,7 @@ def test_skills_append_and_conflicting_keys_fail() -> None:
     s = merge_run(s, {"skills": ["test"]})
     assert s.skills == ("lint", "test")
     with pytest.raises(SkillKeyConflictError):
-        merge_run(s, {"skills": ["lint"]})
+        merge_run(s, {"skills": [Inline("lint", "another body under the same key")]})
 
 
 def test_mcp_replaces_empty_clears_none_inherits() -> None:

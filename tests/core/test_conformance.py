@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 import pytest
+from conformance_table import check_column
 
 from adaptor_nb import ApprovalKind, ApprovalMode, Phase, QuestionMode, TextDelta, Usage
 from adaptor_nb.driver import (
@@ -60,6 +61,7 @@ async def test_reference_driver_passes_every_check() -> None:
     assert "delivered at in_run" in reason(report, "messages_soon")
     assert "delivered at interrupt" in reason(report, "messages_interrupt")
     assert reason(report, "structured_output") == "native value validated"
+    check_column(report, "reference")  # the committed clause table matches this run
 
 
 async def test_reference_driver_passes_with_a_factory_that_takes_the_case() -> None:

@@ -32,6 +32,7 @@ EXPECTED_PUBLIC = {
     "TranscriptItem", "TranscriptMessage", "TurnEnd", "Usage", "approve_all", "compose_results", "deny_all",
     "load_ipython_extension", "run_as", "run_sync", "unload_ipython_extension",
     "AgentCloseError", "AgentOptions", "RunOptions", "SendOptions", "message_attributes",
+    "AgentOption", "AgentSettings", "CallOption", "RunSettings", "identity_from_context",
     "EnvironmentReport", "EnvironmentStatus",
     "map_rows", "map_rows_sync",
     "AgentProfile", "Availability", "ConfigSchema", "EnvironmentCheck", "Inspector", "ModelInfo", "ProfileKind",

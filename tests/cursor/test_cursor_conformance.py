@@ -9,6 +9,8 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
 
+from conformance_table import check_column
+
 from adaptor_nb.drivers import cursor
 from adaptor_nb.testing import ConformanceCase, cursor_replay_command, run_driver_conformance
 from adaptor_nb.testing.conformance import HOST_TOOL_PREFIX
@@ -86,3 +88,4 @@ async def test_the_cursor_driver_passes_the_conformance_suite() -> None:
     wanted = {"event_ordering", "messages_soon", "messages_after_turn", "checkpoints", "cancellation"}
     wanted |= {"host_tool_calls", "host_tool_errors", "host_tool_cancel"}
     assert wanted <= set(report.passed)
+    check_column(report, "cursor")  # the committed clause table matches this run

@@ -94,14 +94,11 @@ def test_secret_values_stay_out_of_reprs() -> None:
     assert SECRET not in repr(spec())
 
 
-async def test_services_without_a_manager_fail_before_launch_naming_the_option() -> None:
+async def test_services_without_a_manager_start_nothing_and_a_bad_manager_fails_at_construction() -> None:
+    # Section 12: without a service manager no endpoint is invented, and the run is not failed for it.
     async with Agent(ref.Driver()) as agent:
-        stream = agent.send("hi", services=[spec()])
-        events = [e async for e in stream.events()]
-        with pytest.raises(ConfigError) as info:
-            await stream.result()
-    assert info.value.option == "services" and "service_manager" in str(info.value)
-    assert [type(e).__name__ for e in events] == ["Done"]
+        result = await agent.send("hi", services=[spec()]).result()
+    assert result.services() == []
     with pytest.raises(ConfigError) as bad:
         Agent(ref.Driver(), service_manager=object())
     assert bad.value.option == "service_manager"

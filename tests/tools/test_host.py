@@ -177,7 +177,7 @@ async def test_a_failing_tool_gives_the_host_a_notice() -> None:
     (notice,) = [n for n in of(events, Notice) if n.kind == "tool.error"]
     assert notice.text == "tool 'broken' failed: KeyError: 'missing'"
     (done,) = of(events, ToolResult)
-    assert done.is_error and done.result["content"] == notice.text
+    assert done.is_error and done.result["content"] == "tool 'broken' failed: KeyError"
 
 
 async def test_construction_rules() -> None:

@@ -15,8 +15,10 @@ from ..._enums import FeatureLevel, MessageFailure, SandboxLevel
 from ..._errors import ConfigError, InvalidDriverConfigError, ResumeRejectedError
 from .._claude_stream import ClaudeLikeTranslator
 from .._cli_probe import probe_cli
+from .._detect import configured_model
 from .._hosted import HostedTools
 from .._mcp_config import MCP_CONFIG_TRANSPORTS, mcp_config_args
+from .._optional import SkillCapability, StreamCapability
 from .._reuse import close_quietly, continues_session, parked, shielded_close
 from .._spi import (
     FULL_APPROVALS,
@@ -113,6 +115,24 @@ class ClaudeFamilyDriver:
     def validate_config(self) -> None:
         """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
         self._checked(config_key(self.config))
+
+    # -- optional interfaces (section 15) ------------------------------------------------------------------
+
+    async def detect_model(self) -> str:
+        """ModelDetector: ``Config.model``, else the ``model`` of the profile's settings file."""
+        if self.config.model:
+            return self.config.model
+        layout = getattr(self, "profile_layout", None)
+        return configured_model(layout()) if callable(layout) else ""
+
+    def skill_support(self) -> SkillCapability:
+        """SkillSupport: the CLI discovers skills in its profile's ``skills/`` folder."""
+        return SkillCapability(native=True)
+
+    def stream_capability(self) -> StreamCapability:
+        """StreamSupport: stream-json events; text, thinking and tool arguments as deltas with partial messages."""
+        partial = bool(self.config.partial_messages)
+        return StreamCapability(native=True, token_level=partial, reasoning=True, tool_call_args=partial, hitl=True)
 
     def _checked(self, key: tuple[Any, ...], *, cwd: bool = True) -> list[str]:
         """Validate the configuration (``key``: its config_key) and resolve the CLI. The fields are checked again

@@ -41,9 +41,12 @@ from ...driver import (
     ResumeRejectedError,
     RunContext,
     SandboxLevel,
+    SkillCapability,
+    StreamCapability,
     StructuredOutputCapabilities,
     capture_output,
     check_bearer_envs,
+    configured_model,
     continues_session,
     parked,
 )
@@ -184,6 +187,18 @@ class Driver:
     def profile_layout(self) -> ProfileLayout:
         """Where this driver's CLI keeps its profile, for ``profile=`` and skills (no process is started)."""
         return codex_layout({**os.environ, **self.config.env}, self.config.codex_home)
+
+    async def detect_model(self) -> str:
+        """ModelDetector: ``Config.model``, else the ``model`` of ``config.toml`` in the Codex home."""
+        return self.config.model or configured_model(self.profile_layout())
+
+    def skill_support(self) -> SkillCapability:
+        """SkillSupport: Codex reads ``skills/<name>/SKILL.md`` in its home."""
+        return SkillCapability(native=True)
+
+    def stream_capability(self) -> StreamCapability:
+        """StreamSupport: app-server notifications; message and reasoning deltas, whole tool arguments."""
+        return StreamCapability(native=True, token_level=True, reasoning=True, tool_call_args=False, hitl=True)
 
     def _env(self, inv: Invocation) -> dict[str, str]:
         env = self._base_env(inv)

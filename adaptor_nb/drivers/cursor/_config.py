@@ -40,9 +40,11 @@ class Config(CommonConfig):
 
     ``model`` becomes ``--model`` (empty: the CLI's default); ``mode`` is ``--mode`` (``agent``, ``ask`` or ``plan``;
     empty: the CLI's default, agent); ``partial_output`` adds ``--stream-partial-output`` so text arrives as deltas;
-    ``trust`` adds ``--trust`` (headless runs must trust the workspace); ``hook_relay`` overrides the argv of the hook
-    relay for tool-boundary delivery (this driver does not install Cursor hooks yet, so supplemental input is always
-    delivered at turn end by resuming the session). ``CURSOR_API_KEY`` belongs in ``secret_env``.
+    ``trust`` adds ``--trust`` (headless runs must trust the workspace); ``hook_relay`` is the argv of the hook relay
+    for tool-boundary delivery (``default_hook_relay()``, or a host's own program that calls
+    ``run_hook_relay_if_requested()`` first): with it, supplemental input reaches a running turn at its next tool
+    call; without it (the default) input waits for the turn's end and continues by resuming the session.
+    ``CURSOR_API_KEY`` belongs in ``secret_env``.
     """
 
     model: str = ""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 from dataclasses import replace
 from typing import Any
 
@@ -21,17 +23,19 @@ from ...driver import (
     Notice,
     NoticeKind,
     RunContext,
+    StreamCapability,
     StructuredOutputCapabilities,
     capture_output,
     probe_cli,
     resolve_command,
 )
 from ._approvals import APPROVALS
-from ._command import build_launch, config_fingerprint
+from ._command import Launch, build_launch, config_fingerprint
 from ._config import DEFAULT_COMMAND, INSTALL_HINT, Config
 from ._mcp import TRANSPORTS as MCP_TRANSPORTS
 from ._mcp import project_servers
 from ._process import CursorProcess
+from ._relay import HookRelay, hook_permission, relay_hooks
 from ._session import PROVIDER, CursorTurn
 
 # Print mode reads stdin once, so input cannot reach a running turn: queued SOON and AFTER_TURN messages start the
@@ -41,8 +45,11 @@ MESSAGES = MessageCapabilities(
     interrupt=False,
     continue_mode=ContinueMode.RESUME,
 )
+# With the hook relay (Config.hook_relay), input also reaches a running turn at its next tool boundary.
+RELAYED_MESSAGES = replace(MESSAGES, boundaries=frozenset({Boundary.IN_RUN, Boundary.TURN_END}))
 HOOK_NOTICE = (
-    "Cursor hooks are unavailable to this driver: supplemental input is delivered at turn end by resuming the session"
+    "Cursor hooks are unavailable to this driver (no hook_relay configured): supplemental input is delivered at turn "
+    "end by resuming the session"
 )
 
 
@@ -84,7 +91,7 @@ class Driver:
         return Descriptor(
             name="cursor",
             provider=PROVIDER,
-            messages=MESSAGES,
+            messages=self._messages(),
             approvals=APPROVALS,
             structured_output=StructuredOutputCapabilities(native=False, prompted=True),
             resume=True,
@@ -93,6 +100,9 @@ class Driver:
             mcp=MCP_TRANSPORTS,
             host_tools=True,
         )
+
+    def _messages(self) -> MessageCapabilities:
+        return RELAYED_MESSAGES if self.config.hook_relay else MESSAGES
 
     def validate_config(self) -> None:
         """Raise InvalidDriverConfigError for a bad field or a CLI that cannot be found."""
@@ -111,14 +121,22 @@ class Driver:
     async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         self.validate_config()
         launch = build_launch(self.config, self.command(), invocation)
-        if ctx.messages is not None:
-            await ctx.emit(
-                Notice(
-                    kind=NoticeKind.LIFECYCLE.value,
-                    text=HOOK_NOTICE,
-                    metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
+        async with contextlib.AsyncExitStack() as stack:
+            if ctx.messages is not None and self.config.hook_relay:
+                relay = await stack.enter_async_context(HookRelay(ctx.messages, hook_permission(invocation.policy)))
+                launch.env.update(relay.env)
+                stack.enter_context(relay_hooks(launch.cwd, self.config.hook_relay))
+            elif ctx.messages is not None:
+                await ctx.emit(
+                    Notice(
+                        kind=NoticeKind.LIFECYCLE.value,
+                        text=HOOK_NOTICE,
+                        metadata={"code": "cursor_hook_unavailable", "fallback": "turn_end_resume"},
+                    )
                 )
-            )
+            return await self._turn(launch, invocation, ctx)
+
+    async def _turn(self, launch: Launch, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         with project_servers(launch.cwd, invocation.mcp, invocation.tools):
             proc = await CursorProcess.start(launch, ctx.raw_stderr, self.config.max_line_bytes)
             turn = CursorTurn(
@@ -169,9 +187,29 @@ class Driver:
             timeout=self.config.startup_timeout,
             auth=self._auth_source(),
             no_auth="no CURSOR_API_KEY and no `agent login` found",
-            messages=MESSAGES,
-            extra=[EnvironmentCheck("hooks", False, HOOK_NOTICE)],
+            messages=self._messages(),
+            extra=[self._hooks_check()],
         )
+
+    # -- optional interfaces (section 15) ------------------------------------------------------------------
+
+    async def resolve_message_capabilities(self, declared: MessageCapabilities) -> MessageCapabilities:
+        """MessageCapabilityResolver: the hook relay needs a Unix socket; where there is none, in-run delivery is
+        narrowed away for the run and input waits for the turn's end."""
+        if Boundary.IN_RUN in declared.boundaries and not hasattr(socket, "AF_UNIX"):
+            return MESSAGES
+        return declared
+
+    def stream_capability(self) -> StreamCapability:
+        """StreamSupport: stream-json frames; text deltas with ``partial_output``, whole tool arguments, no
+        approval requests (print mode cannot ask)."""
+        partial = self.config.partial_output
+        return StreamCapability(native=True, token_level=partial, reasoning=True, tool_call_args=False, hitl=False)
+
+    def _hooks_check(self) -> EnvironmentCheck:
+        if self.config.hook_relay:
+            return EnvironmentCheck("hooks", True, f"hook relay: {' '.join(self.config.hook_relay)}")
+        return EnvironmentCheck("hooks", False, HOOK_NOTICE)
 
     async def list_models(self) -> list[ModelInfo]:
         """The models ``agent models`` lists (no model request is made); empty when the CLI lists none."""

@@ -8,6 +8,8 @@ from ...driver import (
     DriverFailure,
     DriverOutcome,
     Event,
+    EventMeta,
+    EventSourceMeta,
     FailureReason,
     HostedTools,
     LineTooLong,
@@ -18,6 +20,7 @@ from ...driver import (
     ResumeRejectedError,
     RunContext,
     mark_host_tool,
+    with_meta,
 )
 from ._process import CursorProcess, reap
 from ._translate import Translator, unreadable_frame
@@ -58,11 +61,19 @@ class CursorTurn:
         self.grace = grace
         self.model = model
         self.tr = Translator(ctx.transcript, partial=partial)
+        self.line = 0  # the stdout line being translated (one-based): the events' provider sequence
 
     async def _emit(self, events: list[Event]) -> None:
         for ev in events:
             ev = mark_host_tool(ev, self.hosted)  # the Agent's own tools under their own names
-            await self.ctx.emit(ev)
+            await self.ctx.emit(self._sourced(ev))
+
+    def _sourced(self, ev: Event) -> Event:
+        """``ev`` carrying its provider coordinates: the Cursor session (chat) id and the stdout line it came from."""
+        session = self.tr.session_id
+        if not session or ev.meta.source is not None:
+            return ev
+        return with_meta(ev, EventMeta(source=EventSourceMeta(thread_id=session, sequence=self.line)))
 
     async def execute(self) -> DriverOutcome:
         ctx = self.ctx
@@ -72,6 +83,7 @@ class CursorTurn:
         try:
             await ctx.emit(self.proc.spawn_event())
             async for frame in self.proc.frames(ctx.raw_stdout):
+                self.line += 1
                 if isinstance(frame, bytes):
                     await ctx.emit(
                         Notice(

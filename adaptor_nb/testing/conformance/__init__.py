@@ -39,24 +39,37 @@ contain every text of ``host_expect`` (so the suite can see the results arrived)
 
 The factory is also called once for the case named ``"descriptor"`` (no runs) to read the declared capabilities.
 Every check gets a fresh driver, Agent and workspace directory, is bounded by ``timeout`` seconds, and never sleeps
-to synchronise. The suite returns a :class:`ConformanceReport` and raises AssertionError listing the failures unless
+to synchronise. Each check verifies one clause of the contract, named by family and number (``CLAUSES[name]``:
+``descriptor.1``, ``capability.3``, ``event.1``, ...); ``checks=`` and ``skip=`` take names or clause ids, and every
+``CheckResult`` carries its ``clause``. ``render_table(reports)`` writes the clause x driver table of several
+reports as markdown and ``parse_table(text)`` reads its verdicts back. The suite returns a
+:class:`ConformanceReport` and raises AssertionError listing the failures unless
 ``raise_on_failure=False``.
 """
 
 from ._cases import ConformanceCase, Hold, ModelRun, default_prompt
 from ._checks import CHECKS
+from ._clauses import CLAUSES, FAMILIES, Clause
 from ._host_tools import HOST_TOOL_PREFIX
 from ._report import CheckResult, ConformanceReport
 from ._runner import run_driver_conformance
+from ._table import parse_table, render_table, replace_table, verdicts
 
 __all__ = [
     "CHECKS",
+    "CLAUSES",
+    "FAMILIES",
     "HOST_TOOL_PREFIX",
     "CheckResult",
+    "Clause",
     "ConformanceCase",
     "ConformanceReport",
     "Hold",
     "ModelRun",
     "default_prompt",
+    "parse_table",
+    "render_table",
+    "replace_table",
     "run_driver_conformance",
+    "verdicts",
 ]

@@ -1,4 +1,5 @@
-"""The checks, one function per contract clause, and the CHECKS table the runner walks."""
+"""The checks, one function per contract clause (``_clauses.CLAUSES`` names it), and the CHECKS table the runner
+walks."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from adaptor_nb.driver import Boundary, Descriptor, MessageCapabilities
 
 from ._audit import _audit
 from ._cases import QUESTION_CHOICES, SCHEMA, STRUCTURED_VALUE, ModelRun
+from ._contract_checks import check_config_stable, check_descriptor_truthful, check_observation_inspect
 from ._harness import _Harness, _same_text, _success
 from ._host_tools import check_host_tool_calls, check_host_tool_cancel, check_host_tool_errors
 from ._profile_check import check_skills_and_profiles
@@ -560,6 +562,8 @@ async def check_cancellation(h: _Harness) -> str | None:
 CheckFn = Callable[[_Harness], Awaitable[str | None]]
 
 CHECKS: dict[str, CheckFn] = {
+    "descriptor_truthful": check_descriptor_truthful,
+    "config_stable": check_config_stable,
     "event_ordering": check_event_ordering,
     "results": check_results,
     "policy_rejected": check_policy_rejected,
@@ -579,4 +583,6 @@ CHECKS: dict[str, CheckFn] = {
     "host_tool_calls": check_host_tool_calls,
     "host_tool_errors": check_host_tool_errors,
     "host_tool_cancel": check_host_tool_cancel,
+    "observation_inspect": check_observation_inspect,
 }
+"""Every check by name, each verifying one clause of the contract (``CLAUSES[name]``)."""

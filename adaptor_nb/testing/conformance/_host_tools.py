@@ -103,14 +103,15 @@ async def check_host_tool_calls(h: _Harness) -> str | None:
 
 
 async def check_host_tool_errors(h: _Harness) -> str | None:
-    """A validation error, a rejection and an exception reach the model as error results; the run goes on."""
+    """A validation error, a rejection and an exception reach the model as error results (the exception as the tool's
+    name and error type only); the run goes on."""
     _applies(h)
     tools = _Tools()
     reply = "Conformance answer after three failed host-tool calls."
     cli_marker = await _cli_validation(h)
     ill_typed: dict[str, Any] = {"key": {"not": "a string"}} if cli_marker else {"key": 5}
     calls = ((LOOKUP, ill_typed), (LOOKUP, {"key": "secret"}), (LOOKUP, {"key": "boom"}))
-    expect = (cli_marker or "invalid arguments", REJECTION, "RuntimeError: conformance failure")
+    expect = (cli_marker or "invalid arguments", REJECTION, f"tool {LOOKUP!r} failed: RuntimeError")
     agent = await h.start(ModelRun(reply=reply, host_calls=calls, host_expect=expect), tools=tools.definitions())
     out = await h.run(agent.send(h.prompt(0)))
     result = _success(out, "a run whose host-tool calls fail")
@@ -120,6 +121,9 @@ async def check_host_tool_errors(h: _Harness) -> str | None:
     _expect(sorted(tools.looked_up) == ["boom", "secret"], "the ill-typed call must not reach the function")
     notices = [e for e in out.events if isinstance(e, Notice) and e.kind == "tool.error"]
     _expect(len(notices) == 1 and "Traceback" not in notices[0].text, "one sanitized tool.error Notice expected")
+    _expect("conformance failure" in notices[0].text, "the host's notice names the exception's message")
+    leaked = [r for r in results if "conformance failure" in str(r.result)]
+    _expect(not leaked, "an exception's message must not reach the model (only the tool name and error type)")
     return "the CLI validated the arguments (declared)" if cli_marker else None
 
 

@@ -18,6 +18,8 @@ class CheckResult:
     status: Status
     reason: str = ""
     duration: float = 0.0
+    clause: str = ""
+    """The clause the check verifies, ``family.number`` (``"event.1"``)."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,15 @@ class ConformanceReport:
         return not self.failed
 
     def status(self, name: str) -> Status:
-        """The status of check ``name``."""
+        """The status of check ``name`` (a check name or its clause id, ``"event.1"``)."""
         for r in self.results:
-            if r.name == name:
+            if name in (r.name, r.clause):
                 return r.status
         raise KeyError(f"no check named {name!r} in this report")
+
+    def by_clause(self) -> dict[str, CheckResult]:
+        """Every result by its clause id."""
+        return {r.clause: r for r in self.results if r.clause}
 
     def __str__(self) -> str:
         lines = [
@@ -58,11 +64,12 @@ class ConformanceReport:
         ]
         for r in self.results:
             tail = f": {r.reason}" if r.reason else ""
-            lines.append(f"  {r.status.upper():4} {r.name} ({r.duration:.2f} s){tail}")
+            clause = f"{r.clause} " if r.clause else ""
+            lines.append(f"  {r.status.upper():4} {clause}{r.name} ({r.duration:.2f} s){tail}")
         return "\n".join(lines)
 
     def raise_for_failures(self) -> None:
         """Raise AssertionError listing every failed check."""
         if self.failed:
-            listing = "\n".join(f"- {r.name}: {r.reason}" for r in self.failed)
+            listing = "\n".join(f"- {r.name}: {r.reason}" + (f" [{r.clause}]" if r.clause else "") for r in self.failed)
             raise AssertionError(f"driver {self.driver!r} failed {len(self.failed)} conformance check(s):\n{listing}")

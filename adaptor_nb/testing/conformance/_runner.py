@@ -13,6 +13,7 @@ from adaptor_nb.driver import Descriptor
 
 from ._cases import ConformanceCase, default_prompt
 from ._checks import CHECKS, CheckFn
+from ._clauses import check_for, clause_of
 from ._harness import DriverSource, _Harness, _make_driver, _Settings
 from ._report import CheckResult, ConformanceReport, Status
 from ._verdicts import _Breach, _Skip
@@ -50,7 +51,7 @@ async def _run_check(name: str, fn: CheckFn, desc: Descriptor, settings: _Settin
         where = traceback.extract_tb(exc.__traceback__)[-1]
         status = "fail"
         reason = f"{type(exc).__name__}: {exc} (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
-    return CheckResult(name, status, reason, time.monotonic() - t0)
+    return CheckResult(name, status, reason, time.monotonic() - t0, clause_of(name).id)
 
 
 async def run_driver_conformance(
@@ -68,10 +69,12 @@ async def run_driver_conformance(
     ``factory`` returns a fresh Driver (or an awaitable of one, or a context manager yielding one) and may take the
     check's ConformanceCase; ``prompt_for(case, index)`` makes each run's prompt; ``agent_options`` (a mapping or a
     function of the case) is passed to ``Agent(...)``; ``checks`` selects checks by name and ``skip`` skips some
-    (a mapping gives the reasons); ``timeout`` bounds each check in seconds.
+    (a mapping gives the reasons), each by name or by clause id (``"event.1"``); ``timeout`` bounds each check in
+    seconds.
     """
-    names = list(CHECKS) if checks is None else list(checks)
-    skips = dict(skip) if isinstance(skip, Mapping) else dict.fromkeys(skip, "skipped by the caller")
+    names = list(CHECKS) if checks is None else [check_for(c) for c in checks]
+    given = dict(skip) if isinstance(skip, Mapping) else dict.fromkeys(skip, "skipped by the caller")
+    skips = {check_for(k): v for k, v in given.items()}
     unknown = sorted({*names, *skips} - set(CHECKS))
     if unknown:
         raise ValueError(f"unknown conformance check(s) {unknown}; known: {sorted(CHECKS)}")
@@ -84,7 +87,7 @@ async def run_driver_conformance(
     results: list[CheckResult] = []
     for name in names:
         if name in skips:
-            results.append(CheckResult(name, "skip", skips[name]))
+            results.append(CheckResult(name, "skip", skips[name], clause=clause_of(name).id))
             continue
         results.append(await _run_check(name, CHECKS[name], desc, settings))
     report = ConformanceReport(driver=driver_name, descriptor=desc, results=tuple(results))
