@@ -14,9 +14,11 @@ from adaptor_nb import (
     ApprovalMode,
     ApprovalPolicy,
     ApprovalRequest,
+    MessageState,
     Policy,
     RunCancelled,
     RunError,
+    Timing,
 )
 from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
 from adaptor_nb.threadstore import MemoryStore
@@ -99,6 +101,25 @@ async def test_cancel_mid_turn_sends_session_cancel_and_the_thread_goes_on(
     finally:
         hold.set()
     assert after.text == "after the cancel"
+
+
+async def test_an_interrupt_cancels_the_prompt_and_prompts_again_with_the_message(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    hold = fake.hold("i")
+    try:
+        async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+            stream = agent.thread("t").send("Wait. [[hold i]] [[say too late]]")
+            await asyncio.to_thread(fake.wait_for_requests, 1, 60)
+            await stream.send("Change of plan. [[say plan B]]", id="m1", when=Timing.INTERRUPT)
+            result = await stream.result()
+    finally:
+        hold.set()
+    assert result.text == "plan B"
+    (message,) = [m for m in result.messages() if m.id == "m1"]
+    assert message.state is MessageState.DELIVERED
+    assert (message.boundary, message.mechanism) == ("interrupt", "session/cancel")
+    assert result.turns == 2
 
 
 async def test_a_named_thread_continues_after_the_agent_is_closed_and_reopened(

@@ -33,8 +33,11 @@ from ._config import Config
 from ._process import AgentProcess
 from ._session import Turn, current_model, open_session, select_model
 
-# ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends.
-MESSAGES = MessageCapabilities(boundaries=frozenset({Boundary.TURN_END}), continue_mode=ContinueMode.RESUME)
+# ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends, and an
+# interrupt is ``session/cancel`` followed by a prompt carrying the message.
+MESSAGES = MessageCapabilities(
+    boundaries=frozenset({Boundary.TURN_END}), interrupt=True, continue_mode=ContinueMode.RESUME
+)
 VERSION = "0.1.0"
 
 
@@ -123,7 +126,8 @@ class Driver:
                 text = f"{instructions}\n\n{text}"
             agent.prompted = True
             model = inv.model or current_model(agent)
-            turn = Turn(agent, ctx, self.config.agent_name, model, self.config.grace_period)
+            c = self.config
+            turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout)
             try:
                 outcome = await turn.execute(text)
             finally:
