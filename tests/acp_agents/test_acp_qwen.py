@@ -107,11 +107,15 @@ async def test_an_interrupt_cancels_the_prompt_and_prompts_again_with_the_messag
     make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
 ) -> None:
     hold = fake.hold("i")
+    # Qwen Code sends a cancelled prompt again with the next one: the reply follows the message, not the prompt.
+    fake.responder = lambda req: (
+        ChatReply.text("plan B") if "Change of plan" in req.prompt else ChatReply.text("too late", hold=hold)
+    )
     try:
         async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
-            stream = agent.thread("t").send("Wait. [[hold i]] [[say too late]]")
+            stream = agent.thread("t").send("Wait.")
             await asyncio.to_thread(fake.wait_for_requests, 1, 60)
-            await stream.send("Change of plan. [[say plan B]]", id="m1", when=Timing.INTERRUPT)
+            await stream.send("Change of plan.", id="m1", when=Timing.INTERRUPT)
             result = await stream.result()
     finally:
         hold.set()
