@@ -8,6 +8,7 @@
 ``garbage``  answers the prompt with a line that is not JSON, then a normal answer
 ``stall``    sends one text chunk of the prompt's answer, then nothing (not even after ``session/cancel``)
 ``ghost``    asks permission for a tool call it never announced, then says how the client answered
+``anonymous`` asks permission for a tool call without an id, then says how the client answered
 ``outside``  asks the client to read ``/etc/hostname`` and to write ``../outside.txt``, then says the answers
 ``extension`` sends a notification outside ACP (``fake/notify``) before its answer
 """
@@ -74,8 +75,10 @@ def main(fault: str) -> int:
             if fault == "stall":
                 chunk(session, "partial answer")
                 time.sleep(3600)
-            if fault == "ghost":
+            if fault in ("ghost", "anonymous"):
                 call = {"toolCallId": "ghost-1", "title": "rm -rf /", "kind": "execute"}
+                if fault == "anonymous":
+                    del call["toolCallId"]
                 options = [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]
                 answer = ask(
                     "p1", "session/request_permission", {"sessionId": session, "toolCall": call, "options": options}

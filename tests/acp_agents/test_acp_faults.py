@@ -16,6 +16,7 @@ from adaptor_nb import (
     Notice,
     Policy,
     RunError,
+    ToolCall,
 )
 from adaptor_nb.drivers import acp
 
@@ -90,15 +91,28 @@ async def test_a_notification_outside_acp_is_ignored_without_an_error(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-async def test_a_permission_request_for_an_unannounced_tool_call_is_refused_without_asking(tmp_path: Path) -> None:
+async def test_a_permission_request_for_an_unannounced_tool_call_announces_it_then_asks(tmp_path: Path) -> None:
     asked: list[ApprovalRequest] = []
-    async with Agent(driver("ghost"), workspace=str(tmp_path), policy=ASK, on_approval=asked.append) as agent:
+
+    def approve(request: ApprovalRequest) -> None:
+        asked.append(request)
+        request.approve()
+
+    async with Agent(driver("ghost"), workspace=str(tmp_path), policy=ASK, on_approval=approve) as agent:
         stream = agent.send("hello")
-        notices = [e async for e in stream.events() if isinstance(e, Notice)]
+        events = [e async for e in stream.events() if isinstance(e, ToolCall | ApprovalRequest)]
         result = await stream.result()
+    assert result.text == 'permission: {"outcome": {"optionId": "yes", "outcome": "selected"}}'
+    assert [type(e).__name__ for e in events] == ["ToolCall", "ApprovalRequest"]
+    assert events[0].id == asked[0].tool_call_id == "ghost-1"
+
+
+async def test_a_permission_request_without_a_tool_call_id_is_refused_without_asking(tmp_path: Path) -> None:
+    asked: list[ApprovalRequest] = []
+    async with Agent(driver("anonymous"), workspace=str(tmp_path), policy=ASK, on_approval=asked.append) as agent:
+        result = await agent.send("hello").result()
     assert result.text == "permission: error -32602"
     assert not asked
-    assert [n.metadata.get("code") for n in notices if n.kind == "lifecycle"] == ["acp_unknown_tool_call"]
 
 
 async def test_file_requests_outside_the_workspace_are_declined_and_nothing_is_written(tmp_path: Path) -> None:

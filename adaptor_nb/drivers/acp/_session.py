@@ -280,18 +280,9 @@ class Turn:
         call = item.params.get("toolCall") or {}
         call_id = str(call.get("toolCallId") or "")
         if call_id not in self.translator.record.tools:
-            # Only a tool call the agent announced in this prompt can be approved: anything else is refused.
-            why = f"permission asked for tool call {call_id!r}, which the agent did not announce in this prompt"
-            item.reply.set_exception(sdk().RequestError.invalid_params({"details": why}))
-            await self.ctx.emit(
-                Notice(
-                    kind=NoticeKind.LIFECYCLE.value,
-                    text=f"refused a permission request from the ACP agent: {why}",
-                    metadata={"code": "acp_unknown_tool_call"},
-                    data={"tool_call": call},
-                )
-            )
-            return
+            # The request introduces the tool call (codex-acp asks before it announces): it is published first,
+            # so the approval and the result that follow belong to a known call.
+            await self.ctx.emit_many(self.translator.events({**call, "sessionUpdate": "tool_call"}))
         self.pending.append(item)
         request_id = f"acp-{self.agent.session_id}-{len(self.translator.record.items)}-{id(item)}"
         decision = await self.ctx.approvals.request(approval_spec(request_id, item.params))

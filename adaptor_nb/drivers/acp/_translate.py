@@ -100,6 +100,8 @@ class Translator:
 
     def _tool_start(self, update: dict[str, Any]) -> list[Event]:
         call_id = str(update.get("toolCallId") or "")
+        if call_id in self.record.tools:  # announced already (by the permission request that introduced it)
+            return self._tool_update(update)
         info = {k: update[k] for k in _TOOL_FIELDS if k in update}
         self.record.tools[call_id] = dict(info)
         name = _tool_name(update)
