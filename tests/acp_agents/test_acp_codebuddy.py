@@ -15,6 +15,7 @@ from adaptor_nb import (
     ApprovalMode,
     ApprovalPolicy,
     ApprovalRequest,
+    MessageFailure,
     MessageState,
     Policy,
     RunCancelled,
@@ -139,12 +140,16 @@ async def test_codebuddy_acp_structured_output_is_prompted_and_validated_into_a_
     assert result.decode(Person) == Person(name="Ada", age=36)
 
 
-async def test_codebuddy_acp_an_interrupt_prompts_again_with_the_message(
+async def test_codebuddy_acp_an_interrupt_fails_the_message_while_the_cancelled_request_runs(
     codebuddy_bin: str, fake: FakeChatCompletionsServer, home: Path, tmp_path: Path, tripwire: NetworkTripwire
 ) -> None:
+    """CodeBuddy answers every prompt ``cancelled`` until the model request of the cancelled one has ended: the
+    message's prompt never reached the model, so the message fails instead of being reported delivered."""
     hold = fake.hold("i")
     fake.responder = lambda req: (
-        ChatReply.text("plan B") if "Change of plan" in req.prompt else ChatReply.text("too late", hold=hold)
+        ChatReply.text("plan B")
+        if "Change of plan" in req.prompt
+        else ChatReply.text("too late", hold=hold if req.prompt == "Wait." else None)
     )
     try:
         async with Agent(codebuddy_driver(codebuddy_bin, home, fake, tripwire), workspace=str(tmp_path)) as agent:
@@ -154,10 +159,6 @@ async def test_codebuddy_acp_an_interrupt_prompts_again_with_the_message(
             result = await stream.result()
     finally:
         hold.set()
-    assert result.text == "plan B"
     (message,) = [m for m in result.messages() if m.id == "m1"]
-    assert (message.state, message.boundary, message.mechanism) == (
-        MessageState.DELIVERED,
-        "interrupt",
-        "session/cancel",
-    )
+    assert (message.state, message.reason) == (MessageState.FAILED, MessageFailure.PROVIDER_REJECTED)
+    assert not [r for r in fake.requests if "Change of plan" in r.prompt]

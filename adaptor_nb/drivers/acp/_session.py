@@ -14,6 +14,7 @@ from ...driver import (
     DriverFailure,
     DriverOutcome,
     Invocation,
+    MessageFailure,
     Notice,
     NoticeKind,
     ProcessInfo,
@@ -177,6 +178,7 @@ class Turn:
         self.usage: Usage | None = None
         self.interrupting: list[ClaimedMessage] = []
         self._unwatch: Callable[[], None] | None = None
+        self.cancel_sent = False
 
     async def execute(self, text: str) -> DriverOutcome:
         agent = self.agent
@@ -185,7 +187,12 @@ class Turn:
         batch: list[ClaimedMessage] = []
         try:
             while True:
-                response = await self._prompt(blocks, batch)
+                try:
+                    response = await self._prompt(blocks)
+                except BaseException:
+                    self._settle(batch, None)
+                    raise
+                self._settle(batch, response)
                 batch = await self._turn_end(response)
                 if not batch:
                     break
@@ -194,6 +201,28 @@ class Turn:
             self._watch(False)
         self.finished = True
         return self._outcome(response)
+
+    def _settle(self, batch: list[ClaimedMessage], response: dict[str, Any] | None) -> None:
+        """Acknowledge the messages a prompt carried: delivered, or failed when the agent ended the prompt as
+        cancelled without this run cancelling it and before it produced anything (CodeBuddy does so with every
+        prompt until the model request of the cancelled one has ended), or requeued when the prompt failed."""
+        port = self.ctx.messages
+        if port is None:
+            return
+        record = self.translator.record
+        void = (
+            response is not None
+            and response.get("stopReason") == "cancelled"
+            and not self.cancel_sent
+            and not (record.parts or record.tools)
+        )
+        for m in batch:
+            if response is None:
+                port.requeue(m, possible_duplicate=True)
+            elif void:
+                port.failed(m, MessageFailure.PROVIDER_REJECTED)
+            else:
+                port.delivered(m, boundary=Boundary.INTERRUPT, mechanism="session/cancel")
 
     def _watch(self, on: bool) -> None:
         """Wake the run when an INTERRUPT message becomes claimable (once per call with ``on``)."""
@@ -204,16 +233,13 @@ class Turn:
         if on and port is not None:
             self._unwatch = port.watch(INTERRUPTS, lambda: self.inbound.put_nowait(Inbound("interrupt")))
 
-    async def _prompt(self, blocks: list[Any], batch: list[ClaimedMessage]) -> dict[str, Any]:
+    async def _prompt(self, blocks: list[Any]) -> dict[str, Any]:
         """One ``session/prompt``: publish its updates and answer its permission requests until it ends."""
         agent, ctx = self.agent, self.ctx
         self.translator.new_turn()
+        self.cancel_sent = False
         prompt = asyncio.ensure_future(agent.conn.prompt(session_id=agent.session_id, prompt=blocks))
         prompt.add_done_callback(lambda _: self.inbound.put_nowait(Inbound("done")))
-        port = ctx.messages
-        for m in batch:
-            if port is not None:
-                port.delivered(m, boundary=Boundary.INTERRUPT, mechanism="session/cancel")
         self._watch(True)
         try:
             while True:
@@ -290,6 +316,7 @@ class Turn:
             item.reply.set_result(answer(item.params, decision))
         self.pending.remove(item)
         if decision.interrupt:
+            self.cancel_sent = True
             await self.agent.conn.cancel(session_id=self.agent.session_id)
 
     async def _interrupt(self) -> None:
@@ -302,6 +329,7 @@ class Turn:
             self._watch(True)
             return
         self._answer_pending()
+        self.cancel_sent = True
         with contextlib.suppress(Exception):  # a closed connection shows up as the prompt's failure next
             await self.agent.conn.cancel(session_id=self.agent.session_id)
 
