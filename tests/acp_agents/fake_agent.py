@@ -10,6 +10,7 @@
 ``ghost``    asks permission for a tool call it never announced, then says how the client answered
 ``anonymous`` asks permission for a tool call without an id, then says how the client answered
 ``outside``  asks the client to read ``/etc/hostname`` and to write ``../outside.txt``, then says the answers
+``mcp``      advertises MCP over http only and answers with the MCP servers ``session/new`` gave it
 ``extension`` sends a notification outside ACP (``fake/notify``) before its answer
 """
 
@@ -50,6 +51,7 @@ def outcome(answer: dict[str, object]) -> str:
 
 def main(fault: str) -> int:
     cwd = ""
+    servers: object = None
     for line in sys.stdin:
         msg = json.loads(line)
         method, rid = msg.get("method"), msg.get("id")
@@ -58,12 +60,16 @@ def main(fault: str) -> int:
                 time.sleep(3600)
             version = 99 if fault == "version" else 1
             auth = [{"id": "fake-login", "name": "Fake login"}]
-            send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": version, "authMethods": auth}})
+            result = {"protocolVersion": version, "authMethods": auth}
+            if fault == "mcp":
+                result["agentCapabilities"] = {"mcpCapabilities": {"http": True, "sse": False}}
+            send({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "session/new":
             if fault == "auth":
                 send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "Authentication required"}})
             else:
                 cwd = str(msg["params"]["cwd"])
+                servers = msg["params"].get("mcpServers")
                 send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "fake-session-1"}})
         elif method == "session/prompt":
             session = msg["params"]["sessionId"]
@@ -89,6 +95,8 @@ def main(fault: str) -> int:
                 read = ask("r1", "fs/read_text_file", {"sessionId": session, "path": "/etc/hostname"})
                 wrote = ask("w1", "fs/write_text_file", {"sessionId": session, "path": outside, "content": "x"})
                 chunk(session, f"read: {outcome(read)}; write: {outcome(wrote)}")
+            if fault == "mcp":
+                chunk(session, json.dumps(servers, sort_keys=True))
             if fault == "extension":
                 send({"jsonrpc": "2.0", "method": "fake/notify", "params": {"sessionId": session}})
             if fault == "garbage":

@@ -4,6 +4,7 @@ and CodeBuddy (``--acp``) against the fake Chat Completions server, and codex-ac
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import tempfile
 from collections.abc import AsyncIterator, Callable
@@ -15,11 +16,14 @@ from adaptor_nb import ApprovalKind
 from adaptor_nb.drivers import acp
 from adaptor_nb.drivers.codex._home import provider_settings, write_codex_home
 from adaptor_nb.testing import (
+    HOST_TOOL_PREFIX,
     ChatReply,
     ChatRequest,
+    ChatToolCall,
     ConformanceCase,
     FakeChatCompletionsServer,
     FakeOpenAIServer,
+    ModelRun,
     run_driver_conformance,
 )
 from adaptor_nb.testing._openai import RecordedRequest, Reply
@@ -29,9 +33,47 @@ from .conftest import API_KEY, NetworkTripwire, find_agent, qwen_config
 _RUN = re.compile(r"adaptor_nb conformance check '[^']*', run (\d+)\.")
 
 
-def responder_for(case: ConformanceCase, shell: ChatReply | None = None) -> Callable[[ChatRequest], ChatReply]:
+HostStep = Callable[[ModelRun, ChatRequest], ChatReply]
+
+
+def _host_calls(run: ModelRun) -> list[tuple[str, str]]:
+    return [(HOST_TOOL_PREFIX + name, json.dumps(args)) for name, args in run.host_calls]
+
+
+def _host_reply(run: ModelRun, req: ChatRequest) -> ChatReply:
+    seen = json.dumps(req.tool_outputs)
+    missing = [t for t in run.host_expect if t not in seen]
+    return ChatReply.text(run.reply if not missing else f"the tool results lack {missing}")
+
+
+def qwen_host_step(run: ModelRun, req: ChatRequest) -> ChatReply:
+    """Qwen Code defers MCP tools: the model reviews them with ``tool_search``, then calls each with ``tool_call``."""
+    calls = _host_calls(run)
+    if not req.tool_outputs:
+        return ChatReply.tool("tool_search", {"query": "select:" + ",".join(sorted({n for n, _ in calls}))})
+    if len(req.tool_outputs) == 1:
+        wrapped = [
+            ChatToolCall("tool_call", json.dumps({"name": n, "arguments": json.loads(a)}), f"call_host_{i}")
+            for i, (n, a) in enumerate(calls)
+        ]
+        return ChatReply.tool_calls(*wrapped)
+    return _host_reply(run, req)
+
+
+def direct_host_step(run: ModelRun, req: ChatRequest) -> ChatReply:
+    """Every host-tool call in one model step under its CLI name, then the reply (CodeBuddy)."""
+    if not req.tool_outputs:
+        return ChatReply.tool_calls(
+            *[ChatToolCall(n, a, f"call_host_{i}") for i, (n, a) in enumerate(_host_calls(run))]
+        )
+    return _host_reply(run, req)
+
+
+def responder_for(
+    case: ConformanceCase, shell: ChatReply | None = None, host: HostStep = qwen_host_step
+) -> Callable[[ChatRequest], ChatReply]:
     """Plays the case: the run named in the newest prompt, its approval (``shell``: Qwen Code's shell command by
-    default), hold and failure."""
+    default), its host-tool calls, hold and failure."""
 
     def respond(req: ChatRequest) -> ChatReply:
         # The newest run named in the prompt: Qwen Code sends a failed turn's prompt again ahead of the next one.
@@ -45,6 +87,8 @@ def responder_for(case: ConformanceCase, shell: ChatReply | None = None) -> Call
         if run.fail:
             # 400, not 500: Qwen Code retries a 5xx seven times with backoff (over a minute) before it gives up.
             return ChatReply.error(400, "conformance: the scripted model request failed")
+        if run.host_calls:
+            return host(run, req)
         if run.approval is ApprovalKind.PERMISSION and not req.tool_outputs:
             return shell or ChatReply.tool("run_shell_command", {"command": "touch conformance.txt"})
         return ChatReply.text(run.reply, hold=case.hold if run.hold else None)
@@ -75,6 +119,19 @@ async def test_the_acp_driver_on_qwen_code_passes_the_conformance_suite(
     assert {"event_ordering", "results", "structured_output", "cancellation"} <= set(report.passed), str(report)
 
 
+def _codex_host_step(run: ModelRun, req: RecordedRequest) -> Reply:
+    """Every host-tool call in one model step (Codex names them in the ``mcp__pytools`` namespace), then the
+    reply once the tool outputs carry every expected text."""
+    items = req.input_items
+    last_user = max((i for i, it in enumerate(items) if it.get("role") == "user"), default=-1)
+    outputs = [it.get("output") for it in items[last_user + 1 :] if it.get("type") == "function_call_output"]
+    if not outputs:
+        calls = [(name, dict(args)) for name, args in run.host_calls]
+        return Reply.function_calls(*calls, namespace=HOST_TOOL_PREFIX.rstrip("_"))
+    missing = [t for t in run.host_expect if t not in json.dumps(outputs)]
+    return Reply.text(run.reply if not missing else f"the tool outputs lack {missing}")
+
+
 def codex_responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Reply]:
     """The same play on the Responses API: the approval is an escalated command (codex-acp runs read-only)."""
 
@@ -89,6 +146,8 @@ def codex_responder_for(case: ConformanceCase) -> Callable[[RecordedRequest], Re
             return Reply.error(400, "conformance: the scripted model request failed")
         if texts[position + 1 :]:
             return Reply.text(run.follow_up)
+        if run.host_calls:
+            return _codex_host_step(run, req)
         after_tool = req.input_items[-1].get("type") == "function_call_output"
         if run.approval is ApprovalKind.PERMISSION and not after_tool:
             return Reply.exec_command(
@@ -109,7 +168,7 @@ async def test_the_acp_driver_on_codebuddy_passes_the_conformance_suite(
     async def factory(case: ConformanceCase) -> AsyncIterator[acp.Driver]:
         with tempfile.TemporaryDirectory(prefix="codebuddy-home-") as home:
             async with FakeChatCompletionsServer() as server:
-                server.responder = responder_for(case, bash)
+                server.responder = responder_for(case, bash, direct_host_step)
                 env = {"HOME": home, "CODEBUDDY_BASE_URL": server.url, "CODEBUDDY_MAX_RETRIES": "0", **tripwire.env()}
                 yield acp.Driver(
                     acp.preset(

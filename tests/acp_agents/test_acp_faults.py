@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from adaptor_nb import (
     Policy,
     RunError,
     ToolCall,
+    mcp,
 )
 from adaptor_nb.drivers import acp
 
@@ -128,3 +130,22 @@ async def test_file_requests_outside_the_workspace_are_declined_and_nothing_is_w
         ("fs/write_text_file", str(tmp_path / "outside.txt")),
     ]
     assert not (tmp_path / "outside.txt").exists()
+
+
+async def test_http_mcp_servers_go_to_an_agent_that_takes_them_with_their_bearer_token(tmp_path: Path) -> None:
+    server = mcp.HTTP("docs", "http://127.0.0.1:9/mcp", headers={"X-Team": "a"}, bearer_token_env="DOCS_TOKEN")
+    fake = driver("mcp", env={"DOCS_TOKEN": "t0k"})
+    async with Agent(fake, workspace=str(tmp_path), mcp=[server]) as agent:
+        result = await agent.send("hello").result()
+    (sent,) = json.loads(result.text)
+    assert sent["type"] == "http" and sent["name"] == "docs" and sent["url"] == "http://127.0.0.1:9/mcp"
+    assert {h["name"]: h["value"] for h in sent["headers"]} == {"X-Team": "a", "Authorization": "Bearer t0k"}
+
+
+async def test_an_sse_mcp_server_fails_the_run_on_an_agent_that_does_not_take_sse(tmp_path: Path) -> None:
+    server = mcp.SSE("old", "http://127.0.0.1:9/sse")
+    async with Agent(driver("mcp"), workspace=str(tmp_path), mcp=[server]) as agent:
+        with pytest.raises(
+            RunError, match=r"does not take MCP servers over sse \(its mcpCapabilities offer stdio, http\)"
+        ):
+            await agent.send("hello").result()

@@ -30,6 +30,7 @@ from ...driver import (
 )
 from ._approvals import APPROVALS
 from ._config import Config
+from ._mcp import TRANSPORTS, servers_key
 from ._process import AgentProcess
 from ._session import Turn, current_model, open_session, select_model
 
@@ -80,7 +81,8 @@ class Driver:
             structured_output=StructuredOutputCapabilities(native=False, prompted=True),
             resume=True,
             persistent=True,
-            mcp=frozenset({"stdio"}),
+            mcp=TRANSPORTS,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:
@@ -118,7 +120,7 @@ class Driver:
         agent = await self._acquire(inv, ctx, cwd, fingerprint)
         healthy = False
         try:
-            await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode)
+            await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode, self._env(inv))
             await select_model(agent, inv.model, self.config.startup_timeout)
             text = inv.prompt
             instructions = "\n\n".join(s for s in (self.config.instructions, inv.instructions) if s)
@@ -127,7 +129,7 @@ class Driver:
             agent.prompted = True
             model = inv.model or current_model(agent)
             c = self.config
-            turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout)
+            turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout, inv.tools)
             try:
                 outcome = await turn.execute(text)
             finally:
@@ -142,7 +144,8 @@ class Driver:
         slot = inv.slot
         agent = parked(slot, AgentProcess)
         if slot is not None and agent is not None:
-            if slot.fingerprint == fingerprint and continues_session(inv, agent.session_id) and agent.alive:
+            same = slot.fingerprint == fingerprint and agent.servers == servers_key(inv)
+            if same and continues_session(inv, agent.session_id) and agent.alive:
                 slot.detach()
                 return agent
             await slot.close()
@@ -156,6 +159,7 @@ class Driver:
             version=VERSION,
             max_line=self.config.max_line_bytes,
         )
+        agent.servers = servers_key(inv)
         await ctx.emit(ProcessInfo(kind=ProcessKind.SPAWN, text=" ".join(argv), data={"pid": agent.pid, "argv": argv}))
         return agent
 

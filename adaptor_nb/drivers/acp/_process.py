@@ -110,6 +110,7 @@ class AgentProcess:
         self.prompted = False
         self.model = ""
         self.transport: LineTransport | None = None
+        self.servers = 0  # the key of the MCP servers its session was opened with
 
     @classmethod
     async def spawn(

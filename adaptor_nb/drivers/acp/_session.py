@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...driver import (
     Boundary,
     ClaimedMessage,
+    Decision,
     DriverFailure,
     DriverOutcome,
+    HostedTools,
     Invocation,
     MessageFailure,
     Notice,
@@ -21,36 +23,28 @@ from ...driver import (
     ProcessKind,
     ResumeRejectedError,
     RunContext,
-    Stdio,
     TranscriptItem,
     Usage,
 )
 from ._approvals import answer, approval_spec
+from ._mcp import declarations
 from ._process import AgentProcess, Inbound, wire
 from ._sdk import sdk
-from ._translate import Translator, wire_usage
+from ._translate import Translator, host_tool_name, wire_usage
 
 AUTH_REQUIRED = -32000
 INTERRUPTS = frozenset({Boundary.INTERRUPT})
 
 
-def mcp_servers(inv: Invocation) -> list[Any]:
-    """The Agent's stdio MCP servers as ACP ``McpServerStdio`` declarations."""
-    schema = sdk().schema
-    out: list[Any] = []
-    for server in inv.mcp or ():
-        if isinstance(server, Stdio):
-            env = [schema.EnvVariable(name=k, value=v) for k, v in server.env.items()]
-            out.append(schema.McpServerStdio(name=server.name, command=server.command, args=list(server.args), env=env))
-    return out
-
-
-async def open_session(agent: AgentProcess, inv: Invocation, cwd: str, timeout: float, mode: str) -> None:
-    """``session/new`` (or ``session/load`` for a resume) with the workspace as cwd; then the configured mode."""
+async def open_session(
+    agent: AgentProcess, inv: Invocation, cwd: str, timeout: float, mode: str, env: Mapping[str, str]
+) -> None:
+    """``session/new`` (or ``session/load`` for a resume) with the workspace as cwd and the Agent's MCP servers
+    (``env``: the agent's environment, for their bearer tokens); then the configured mode."""
     if agent.session_id:
         return
-    servers = mcp_servers(inv)
     name = agent.proc.argv[0]
+    servers = declarations(inv, agent.init, env, name)
     try:
         if inv.resume is not None:
             if not agent.can_load:
@@ -164,15 +158,17 @@ class Turn:
         model: str,
         grace: float,
         idle_timeout: float | None = None,
+        hosted: HostedTools | None = None,
     ) -> None:
         self.agent = agent
+        self.hosted = hosted
         self.ctx = ctx
         self.provider = provider
         self.model = model
         self.grace = grace
         self.idle_timeout = idle_timeout
         self.inbound: asyncio.Queue[Inbound] = asyncio.Queue()
-        self.translator = Translator(agent.session_id, model)
+        self.translator = Translator(agent.session_id, model, hosted)
         self.pending: list[Inbound] = []
         self.finished = False
         self.usage: Usage | None = None
@@ -309,6 +305,12 @@ class Turn:
             # The request introduces the tool call (codex-acp asks before it announces): it is published first,
             # so the approval and the result that follow belong to a known call.
             await self.ctx.emit_many(self.translator.events({**call, "sessionUpdate": "tool_call"}))
+        known = {**self.translator.record.tools.get(call_id, {}), **call}
+        own = self.hosted.own_name(host_tool_name(known, self.hosted)) if self.hosted is not None else None
+        if own is not None and self.hosted is not None and own not in self.hosted.approval:
+            # The Agent's own tools run without asking, except those declared with requires_approval=True.
+            item.reply.set_result(answer(item.params, Decision(action="approve", by="host_tool")))
+            return
         self.pending.append(item)
         request_id = f"acp-{self.agent.session_id}-{len(self.translator.record.items)}-{id(item)}"
         decision = await self.ctx.approvals.request(approval_spec(request_id, item.params))
@@ -428,4 +430,4 @@ class Turn:
         )
 
 
-__all__ = ["Turn", "current_model", "mcp_servers", "open_session", "select_model"]
+__all__ = ["Turn", "current_model", "open_session", "select_model"]
