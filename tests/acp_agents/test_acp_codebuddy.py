@@ -162,3 +162,14 @@ async def test_codebuddy_acp_an_interrupt_fails_the_message_while_the_cancelled_
     (message,) = [m for m in result.messages() if m.id == "m1"]
     assert (message.state, message.reason) == (MessageState.FAILED, MessageFailure.PROVIDER_REJECTED)
     assert not [r for r in fake.requests if "Change of plan" in r.prompt]
+
+
+async def test_codebuddy_acp_the_inspector_lists_the_models_and_modes_a_new_session_offers(
+    codebuddy_bin: str, fake: FakeChatCompletionsServer, home: Path, tripwire: NetworkTripwire
+) -> None:
+    async with Agent(codebuddy_driver(codebuddy_bin, home, fake, tripwire)) as agent:
+        models = await agent.inspect().models()
+        schema = await agent.inspect().config_schema()
+    assert models and sum(m.default for m in models) == 1
+    assert {"default", "acceptEdits", "plan"} <= set(schema.schema["properties"]["mode"]["enum"])
+    assert schema.schema["properties"]["config.multitask"]["type"] == "boolean"

@@ -188,3 +188,15 @@ async def test_codex_acp_an_interrupt_prompts_again_with_the_message(
         "interrupt",
         "session/cancel",
     )
+
+
+async def test_codex_acp_the_inspector_lists_the_models_and_modes_a_new_session_offers(
+    codex_acp_bin: str, fake_responses: FakeOpenAIServer, tmp_path: Path, tripwire: NetworkTripwire
+) -> None:
+    async with Agent(codex_driver(codex_acp_bin, tmp_path, fake_responses, tripwire)) as agent:
+        models = await agent.inspect().models()
+        schema = await agent.inspect().config_schema()
+    assert ("gpt-5.5", True) in [(m.id, m.default) for m in models]
+    assert schema.schema["properties"]["mode"]["enum"] == ["read-only", "auto", "full-access"]
+    assert "low" in schema.schema["properties"]["config.reasoning_effort"]["enum"]
+    assert not fake_responses.requests  # no model request: nothing was prompted

@@ -159,3 +159,14 @@ async def test_a_model_is_chosen_through_the_session_model_option(make_qwen: Dri
         with pytest.raises(RunError, match=r"cannot switch to model 'no-such-model' \(it offers: fake-model\)"):
             await agent.send("Hi. [[say hi]]", model="no-such-model").result()
     assert (chosen.text, chosen.model) == ("hi", "fake-model")
+
+
+async def test_the_inspector_lists_the_models_and_modes_a_new_session_offers(make_qwen: DriverFactory) -> None:
+    async with Agent(make_qwen()) as agent:
+        models = await agent.inspect().models()
+        schema = await agent.inspect().config_schema()
+    assert [(m.name, m.default) for m in models] == [("fake-model", True)]
+    mode = schema.schema["properties"]["mode"]
+    assert set(mode["enum"]) == {"plan", "default", "auto-edit", "auto", "yolo"}
+    option = schema.schema["properties"]["config.model"]
+    assert option["default"] == models[0].id and [c["name"] for c in option["x-choices"]] == ["fake-model"]

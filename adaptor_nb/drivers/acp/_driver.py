@@ -11,14 +11,19 @@ from dataclasses import replace
 from typing import Any
 
 from ...driver import (
+    Availability,
     Boundary,
+    ConfigSchema,
     ContinueMode,
     Descriptor,
+    DriverFailure,
     DriverOutcome,
     EnvironmentReport,
     IdentityCodec,
+    InvalidDriverConfigError,
     Invocation,
     MessageCapabilities,
+    ModelInfo,
     ProcessInfo,
     ProcessKind,
     RunContext,
@@ -31,6 +36,7 @@ from ...driver import (
 from ._approvals import APPROVALS
 from ._config import Config
 from ._mcp import TRANSPORTS, servers_key
+from ._offer import models, session_schema
 from ._process import AgentProcess
 from ._session import Turn, current_model, open_session, select_model
 
@@ -187,6 +193,42 @@ class Driver:
                 await ctx.emit(ProcessInfo(kind=ProcessKind.EXIT, data={"returncode": returncode, "pid": agent.pid}))
 
     # -- inspection --------------------------------------------------------------------------------------
+
+    async def _offer(self) -> dict[str, Any]:
+        """The ``session/new`` answer of the agent started for that and closed at once (no prompt is sent), in
+        ``Config.cwd`` or the current directory."""
+        self.validate_config()
+        c = self.config
+        cwd = c.cwd or os.getcwd()
+        inv = Invocation(run_id="inspect", prompt="")
+        env = self._env(inv)
+        agent = await AgentProcess.spawn(
+            self.command(),
+            env=env,
+            cwd=cwd,
+            timeout=c.startup_timeout,
+            on_stderr=None,
+            version=VERSION,
+            max_line=c.max_line_bytes,
+        )
+        try:
+            await open_session(agent, inv, cwd, c.startup_timeout, "", env)
+            return agent.session
+        finally:
+            await agent.close(c.grace_period)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the agent offers a new session (its ``model`` config option, else its ``models``)."""
+        return models(await self._offer())
+
+    async def config_schema(self) -> ConfigSchema:
+        """The session settings the agent offers: its modes and config options (model, effort, ...) as a JSON
+        Schema whose defaults are the current values."""
+        try:
+            session = await self._offer()
+        except (DriverFailure, InvalidDriverConfigError) as exc:
+            return ConfigSchema(driver="acp", status=Availability.UNAVAILABLE, detail=str(exc))
+        return ConfigSchema(driver="acp", status=Availability.AVAILABLE, schema=session_schema(session))
 
     def _auth_source(self) -> str:
         env = self._env()
