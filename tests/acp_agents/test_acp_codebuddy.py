@@ -30,7 +30,9 @@ from .conftest import API_KEY, NetworkTripwire
 ASK = Policy(approvals=ApprovalPolicy(permission=ApprovalMode.ASK))
 
 
-def codebuddy_driver(bin_: str, home: Path, server: FakeChatCompletionsServer, wire: NetworkTripwire) -> acp.Driver:
+def codebuddy_driver(
+    bin_: str, home: Path, server: FakeChatCompletionsServer, wire: NetworkTripwire, **fields: bool
+) -> acp.Driver:
     env = {"HOME": str(home), "CODEBUDDY_BASE_URL": server.url, "CODEBUDDY_MAX_RETRIES": "0", **wire.env()}
     return acp.Driver(
         acp.preset(
@@ -39,6 +41,7 @@ def codebuddy_driver(bin_: str, home: Path, server: FakeChatCompletionsServer, w
             env=env,
             secret_env={"CODEBUDDY_API_KEY": API_KEY},
             grace_period=1.0,
+            **fields,
         )
     )
 
@@ -143,8 +146,9 @@ async def test_codebuddy_acp_structured_output_is_prompted_and_validated_into_a_
 async def test_codebuddy_acp_an_interrupt_fails_the_message_while_the_cancelled_request_runs(
     codebuddy_bin: str, fake: FakeChatCompletionsServer, home: Path, tmp_path: Path, tripwire: NetworkTripwire
 ) -> None:
-    """CodeBuddy answers every prompt ``cancelled`` until the model request of the cancelled one has ended: the
-    message's prompt never reached the model, so the message fails instead of being reported delivered."""
+    """CodeBuddy answers every prompt ``cancelled`` until the model request of the cancelled one has ended (so its
+    preset declares no interrupt; here it is forced on): the message's prompt never reached the model, so the
+    message fails instead of being reported delivered."""
     hold = fake.hold("i")
     fake.responder = lambda req: (
         ChatReply.text("plan B")
@@ -152,7 +156,8 @@ async def test_codebuddy_acp_an_interrupt_fails_the_message_while_the_cancelled_
         else ChatReply.text("too late", hold=hold if req.prompt == "Wait." else None)
     )
     try:
-        async with Agent(codebuddy_driver(codebuddy_bin, home, fake, tripwire), workspace=str(tmp_path)) as agent:
+        driver = codebuddy_driver(codebuddy_bin, home, fake, tripwire, interrupt=True)
+        async with Agent(driver, workspace=str(tmp_path)) as agent:
             stream = agent.thread("t").send("Wait.")
             await asyncio.to_thread(fake.wait_for_requests, 1, 60)
             await stream.send("Change of plan.", id="m1", when=Timing.INTERRUPT)

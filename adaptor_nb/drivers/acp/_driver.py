@@ -41,7 +41,7 @@ from ._process import AgentProcess
 from ._session import Turn, current_model, open_session, select_model
 
 # ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends, and an
-# interrupt is ``session/cancel`` followed by a prompt carrying the message.
+# interrupt is ``session/cancel`` followed by a prompt carrying the message (where Config.interrupt says so).
 MESSAGES = MessageCapabilities(
     boundaries=frozenset({Boundary.TURN_END}), interrupt=True, continue_mode=ContinueMode.RESUME
 )
@@ -78,11 +78,15 @@ class Driver:
             parts.append(f"secret_env=<{len(c.secret_env)} hidden>")
         return f"acp.Driver({', '.join(parts)})"
 
+    @property
+    def messages(self) -> MessageCapabilities:
+        return MESSAGES if self.config.interrupt else replace(MESSAGES, interrupt=False)
+
     def descriptor(self) -> Descriptor:
         return Descriptor(
             name="acp",
             provider=self.config.agent_name,
-            messages=MESSAGES,
+            messages=self.messages,
             approvals=APPROVALS,
             structured_output=StructuredOutputCapabilities(native=False, prompted=True),
             resume=True,
@@ -249,7 +253,7 @@ class Driver:
             timeout=self.config.startup_timeout,
             auth=self._auth_source(),
             no_auth=f"none of {names} is set (the agent may still have its own login)",
-            messages=MESSAGES,
+            messages=self.messages,
         )
 
 

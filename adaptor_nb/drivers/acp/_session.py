@@ -189,6 +189,8 @@ class Turn:
                     self._settle(batch, None)
                     raise
                 self._settle(batch, response)
+                if response.get("stopReason") == "refusal":
+                    self._refusal(response)
                 batch = await self._turn_end(response)
                 if not batch:
                     break
@@ -197,6 +199,22 @@ class Turn:
             self._watch(False)
         self.finished = True
         return self._outcome(response)
+
+    def _refusal(self, response: dict[str, Any]) -> None:
+        """A prompt the agent ended with ``refusal`` (it refuses to go on; CodeBuddy also says so for a failed
+        model request, with the error in ``_meta``) fails the run, keeping the partial text."""
+        meta = response.get("_meta")
+        errors = [str(v) for k, v in meta.items() if k.endswith("errorMessage")] if isinstance(meta, dict) else []
+        why = f": {errors[0][:500]}" if errors else ""
+        raise DriverFailure(
+            f"the ACP agent {self.agent.proc.argv[0]!r} refused to go on (stopReason refusal){why}",
+            details={
+                "stop_reason": "refusal",
+                "partial_text": self.translator.record.text,
+                "stderr_tail": self.agent.proc.stderr_tail(),
+            },
+            session_id=self.agent.session_id,
+        )
 
     def _settle(self, batch: list[ClaimedMessage], response: dict[str, Any] | None) -> None:
         """Acknowledge the messages a prompt carried: delivered, or failed when the agent ended the prompt as
