@@ -17,6 +17,7 @@ from adaptor_nb import (
     MessageState,
     Policy,
     RunCancelled,
+    RunError,
     Timing,
 )
 from adaptor_nb.drivers import acp
@@ -200,3 +201,24 @@ async def test_codex_acp_the_inspector_lists_the_models_and_modes_a_new_session_
     assert schema.schema["properties"]["mode"]["enum"] == ["read-only", "auto", "full-access"]
     assert "low" in schema.schema["properties"]["config.reasoning_effort"]["enum"]
     assert not fake_responses.requests  # no model request: nothing was prompted
+
+
+@pytest.mark.parametrize("fault", ["no key", "no endpoint"])
+async def test_codex_acp_without_its_key_or_endpoint_fails_naming_what_to_fix(
+    fault: str, codex_acp_bin: str, fake_responses: FakeOpenAIServer, tmp_path: Path, tripwire: NetworkTripwire
+) -> None:
+    driver = codex_driver(codex_acp_bin, tmp_path, fake_responses, tripwire)
+    config = driver.config
+    if fault == "no key":
+        driver = acp.Driver(config, secret_env={}, env={**config.env, KEY_ENV: ""})
+    else:
+        home = Path(config.env["CODEX_HOME"])
+        toml = (home / "config.toml").read_text().replace(fake_responses.base_url, "http://127.0.0.1:9/v1")
+        (home / "config.toml").write_text(toml)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with Agent(driver, workspace=str(workspace)) as agent:
+        with pytest.raises(RunError) as info:
+            await agent.send("Hello.").result()
+    wanted = f"Missing environment variable: `{KEY_ENV}`" if fault == "no key" else "http://127.0.0.1:9/v1"
+    assert wanted in str(info.value)

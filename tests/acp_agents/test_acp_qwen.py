@@ -170,3 +170,12 @@ async def test_the_inspector_lists_the_models_and_modes_a_new_session_offers(mak
     assert set(mode["enum"]) == {"plan", "default", "auto-edit", "auto", "yolo"}
     option = schema.schema["properties"]["config.model"]
     assert option["default"] == models[0].id and [c["name"] for c in option["x-choices"]] == ["fake-model"]
+
+
+async def test_without_its_key_qwen_code_fails_naming_the_variable_to_set(
+    make_qwen: DriverFactory, tmp_path: Path
+) -> None:
+    driver = make_qwen(secret_env={}, env={"OPENAI_API_KEY": ""})
+    async with Agent(driver, workspace=str(tmp_path)) as agent:
+        with pytest.raises(RunError, match=r"needs authentication first .*\(set OPENAI_API_KEY or DASHSCOPE_API_KEY\)"):
+            await agent.send("Hello.").result()

@@ -130,7 +130,9 @@ class Driver:
         agent = await self._acquire(inv, ctx, cwd, fingerprint)
         healthy = False
         try:
-            await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode, self._env(inv))
+            c = self.config
+            where = f"set {' or '.join(c.auth_envs)}" if c.auth_envs else ""
+            await open_session(agent, inv, cwd, c.startup_timeout, c.mode, self._env(inv), where)
             await select_model(agent, inv.model, self.config.startup_timeout)
             text = inv.prompt
             instructions = "\n\n".join(s for s in (self.config.instructions, inv.instructions) if s)
@@ -138,7 +140,6 @@ class Driver:
                 text = f"{instructions}\n\n{text}"
             agent.prompted = True
             model = inv.model or current_model(agent)
-            c = self.config
             turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout, inv.tools)
             try:
                 outcome = await turn.execute(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,14 +34,22 @@ from ._sdk import sdk
 from ._translate import Translator, host_tool_name, wire_usage
 
 AUTH_REQUIRED = -32000
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 INTERRUPTS = frozenset({Boundary.INTERRUPT})
 
 
 async def open_session(
-    agent: AgentProcess, inv: Invocation, cwd: str, timeout: float, mode: str, env: Mapping[str, str]
+    agent: AgentProcess,
+    inv: Invocation,
+    cwd: str,
+    timeout: float,
+    mode: str,
+    env: Mapping[str, str],
+    credential: str = "",
 ) -> None:
     """``session/new`` (or ``session/load`` for a resume) with the workspace as cwd and the Agent's MCP servers
-    (``env``: the agent's environment, for their bearer tokens); then the configured mode."""
+    (``env``: the agent's environment, for their bearer tokens); then the configured mode. ``credential`` says
+    where the agent's credential goes, for the error of an agent that needs authentication."""
     if agent.session_id:
         return
     name = agent.proc.argv[0]
@@ -78,7 +87,7 @@ async def open_session(
             methods = ", ".join(agent.auth_methods) or "none advertised"
             raise DriverFailure(
                 f"the ACP agent {name!r} needs authentication first (its auth methods: {methods}); give it its "
-                "credential (see acp.preset(...).auth) and run again",
+                f"credential ({credential or 'see acp.preset(...).auth'}) and run again",
                 details={"auth_methods": agent.init.get("authMethods"), "stderr_tail": agent.proc.stderr_tail()},
             ) from None
         if inv.resume is not None:
@@ -92,11 +101,17 @@ async def open_session(
         ) from None
 
 
-def _describe(exc: BaseException) -> str:
-    """A JSON-RPC error with the details the agent put in its ``data``."""
+def _describe(exc: BaseException, stderr: str) -> str:
+    """A JSON-RPC error with the details the agent put in its ``data``, else the last error line of its stderr
+    (codex-acp says there what went wrong: a missing key variable, an unreachable endpoint)."""
     data = getattr(exc, "data", None)
     details = data.get("details") if isinstance(data, dict) else data
-    return f"{exc} ({details})" if details else str(exc)
+    if details:
+        return f"{exc} ({details})"
+    lines = [line.strip() for line in _ANSI.sub("", stderr).splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    last = (errors or lines or [""])[-1][-400:]
+    return f"{exc} (stderr: {last})" if last else str(exc)
 
 
 def _model_option(agent: AgentProcess) -> dict[str, Any]:
@@ -404,7 +419,7 @@ class Turn:
         what = (
             f"the ACP agent exited during the turn (exit code {agent.proc.returncode})"
             if exited or isinstance(exc, ConnectionError)
-            else f"the ACP agent failed the prompt: {_describe(exc)}"
+            else f"the ACP agent failed the prompt: {_describe(exc, agent.proc.stderr_tail())}"
         )
         raise DriverFailure(
             what,
