@@ -96,6 +96,12 @@ def responder_for(
     return respond
 
 
+# Qwen Code defers MCP tools: its model must review them with tool_search first (a tool call of its own, which the
+# check does not expect), and it discovers MCP servers progressively, so its first model request may not offer them.
+QWEN_HOST = "Qwen Code defers MCP tools behind tool_search and discovers them after the first model request"
+QWEN_SKIPS = dict.fromkeys(("host_tool_calls", "host_tool_errors", "host_tool_cancel"), QWEN_HOST)
+
+
 def make_factory(
     qwen: str, tripwire: NetworkTripwire
 ) -> Callable[[ConformanceCase], contextlib.AbstractAsyncContextManager[acp.Driver]]:
@@ -113,7 +119,7 @@ def make_factory(
 async def test_the_acp_driver_on_qwen_code_passes_the_conformance_suite(
     qwen_bin: str, tripwire: NetworkTripwire
 ) -> None:
-    report = await run_driver_conformance(make_factory(qwen_bin, tripwire), raise_on_failure=False)
+    report = await run_driver_conformance(make_factory(qwen_bin, tripwire), skip=QWEN_SKIPS, raise_on_failure=False)
     print(report)
     assert report.ok, str(report)
     assert {"event_ordering", "results", "structured_output", "cancellation"} <= set(report.passed), str(report)

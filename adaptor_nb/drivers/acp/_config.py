@@ -17,7 +17,9 @@ class Config(CommonConfig):
     running tools), empty to keep the agent's own; ``install_hint`` is said when the command is missing;
     ``auth_envs`` are the environment variables that carry the agent's credential (for ``probe_environment``);
     ``interrupt`` declares INTERRUPT messages (``session/cancel``, then a prompt carrying the message): False for an
-    agent that does not take a prompt right after a cancel.
+    agent that does not take a prompt right after a cancel; ``host_tool_validation`` is the text of the agent's own
+    error when it checks a host tool's arguments against the tool's schema before the host sees them ("" when it
+    does not).
     """
 
     name: str = ""
@@ -25,6 +27,7 @@ class Config(CommonConfig):
     install_hint: str = ""
     auth_envs: tuple[str, ...] = field(default_factory=tuple)
     interrupt: bool = True
+    host_tool_validation: str = ""
 
     def validate(self) -> None:
         """Raise InvalidDriverConfigError naming the first bad field."""
@@ -33,7 +36,7 @@ class Config(CommonConfig):
             raise InvalidDriverConfigError(
                 "acp.Config.command: the agent's argv is required (for example acp.preset('qwen'))", option="command"
             )
-        for fname in ("name", "mode", "install_hint"):
+        for fname in ("name", "mode", "install_hint", "host_tool_validation"):
             value = getattr(self, fname)
             if not isinstance(value, str) or value != value.strip():
                 raise InvalidDriverConfigError(

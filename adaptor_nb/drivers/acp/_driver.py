@@ -79,6 +79,11 @@ class Driver:
         return f"acp.Driver({', '.join(parts)})"
 
     @property
+    def cli_host_tool_validation(self) -> str:
+        """The agent's own error text for host-tool arguments that do not fit the schema (Config)."""
+        return self.config.host_tool_validation
+
+    @property
     def messages(self) -> MessageCapabilities:
         return MESSAGES if self.config.interrupt else replace(MESSAGES, interrupt=False)
 
