@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...driver import (
@@ -167,11 +167,15 @@ class Translator:
                 session_id=self.session_id,
             )
         )
-        return [
-            mark_host_tool(
-                ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known)), self.hosted
-            )
-        ]
+        end = mark_host_tool(
+            ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known)), self.hosted
+        )
+        hosted = self.hosted
+        if not failed and end.details.get("host_tool") and hosted is not None and hosted.failed is not None:
+            # An agent may report a host tool's error answer as completed (CodeBuddy drops MCP's isError): the
+            # host's own record of its error answers decides.
+            end = replace(end, is_error=hosted.failed(end.name, text))
+        return [end]
 
     def tool_name(self, update: dict[str, Any]) -> str:
         """The tool's name: a host tool's CLI name when the agent names one of the Agent's tools, else its own."""
