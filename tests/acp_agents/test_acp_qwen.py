@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,12 @@ async def test_without_its_key_qwen_code_fails_naming_the_variable_to_set(
     async with Agent(driver, workspace=str(tmp_path)) as agent:
         with pytest.raises(RunError, match=r"needs authentication first .*\(set OPENAI_API_KEY or DASHSCOPE_API_KEY\)"):
             await agent.send("Hello.").result()
+
+
+async def test_qwen_code_own_notifications_are_ignored_without_an_error_log(
+    make_qwen: DriverFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+        result = await agent.send("Say hello. [[say hello]]").result()
+    assert result.text == "hello"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
