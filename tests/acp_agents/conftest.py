@@ -72,12 +72,13 @@ def qwen_config(qwen: str, home: Path, url: str, wire: NetworkTripwire, **fields
     settings.write_text(json.dumps({"model": {"generationConfig": {"maxRetries": 0}}}))
     env = {"HOME": str(home), **wire.env()}
     env.update(fields.pop("env", {}))
+    secret = fields.pop("secret_env", {"OPENAI_API_KEY": API_KEY})
     return acp.preset(
         "qwen",
         command=[qwen, "--acp"],
         extra_args=["--auth-type", "openai", "--openai-base-url", url, "--model", "fake-model"],
         env=env,
-        secret_env={"OPENAI_API_KEY": API_KEY},
+        secret_env=secret,
         grace_period=1.0,
         startup_timeout=60.0,
         **fields,

@@ -45,3 +45,10 @@ def test_importing_the_package_and_the_driver_does_not_import_the_sdk() -> None:
     code = "import sys, adaptor_nb; from adaptor_nb.drivers import acp; print('acp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_interrupt_is_declared_except_for_agents_measured_without_it() -> None:
+    assert acp.Driver(acp.preset("qwen")).descriptor().messages.interrupt
+    assert acp.Driver(acp.preset("codex")).descriptor().messages.interrupt
+    assert not acp.Driver(acp.preset("codebuddy")).descriptor().messages.interrupt
+    assert not acp.Driver(acp.preset("qwen", interrupt=False)).descriptor().messages.interrupt

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from adaptor_nb import (
     ApprovalMode,
     ApprovalPolicy,
     ApprovalRequest,
+    MessageState,
     Policy,
     RunCancelled,
     RunError,
+    Timing,
 )
 from adaptor_nb.testing import ChatReply, FakeChatCompletionsServer
 from adaptor_nb.threadstore import MemoryStore
@@ -101,6 +104,29 @@ async def test_cancel_mid_turn_sends_session_cancel_and_the_thread_goes_on(
     assert after.text == "after the cancel"
 
 
+async def test_an_interrupt_cancels_the_prompt_and_prompts_again_with_the_message(
+    make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
+) -> None:
+    hold = fake.hold("i")
+    # Qwen Code sends a cancelled prompt again with the next one: the reply follows the message, not the prompt.
+    fake.responder = lambda req: (
+        ChatReply.text("plan B") if "Change of plan" in req.prompt else ChatReply.text("too late", hold=hold)
+    )
+    try:
+        async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+            stream = agent.thread("t").send("Wait.")
+            await asyncio.to_thread(fake.wait_for_requests, 1, 60)
+            await stream.send("Change of plan.", id="m1", when=Timing.INTERRUPT)
+            result = await stream.result()
+    finally:
+        hold.set()
+    assert result.text == "plan B"
+    (message,) = [m for m in result.messages() if m.id == "m1"]
+    assert message.state is MessageState.DELIVERED
+    assert (message.boundary, message.mechanism) == ("interrupt", "session/cancel")
+    assert result.turns == 2
+
+
 async def test_a_named_thread_continues_after_the_agent_is_closed_and_reopened(
     make_qwen: DriverFactory, fake: FakeChatCompletionsServer, tmp_path: Path
 ) -> None:
@@ -134,3 +160,32 @@ async def test_a_model_is_chosen_through_the_session_model_option(make_qwen: Dri
         with pytest.raises(RunError, match=r"cannot switch to model 'no-such-model' \(it offers: fake-model\)"):
             await agent.send("Hi. [[say hi]]", model="no-such-model").result()
     assert (chosen.text, chosen.model) == ("hi", "fake-model")
+
+
+async def test_the_inspector_lists_the_models_and_modes_a_new_session_offers(make_qwen: DriverFactory) -> None:
+    async with Agent(make_qwen()) as agent:
+        models = await agent.inspect().models()
+        schema = await agent.inspect().config_schema()
+    assert [(m.name, m.default) for m in models] == [("fake-model", True)]
+    mode = schema.schema["properties"]["mode"]
+    assert set(mode["enum"]) == {"plan", "default", "auto-edit", "auto", "yolo"}
+    option = schema.schema["properties"]["config.model"]
+    assert option["default"] == models[0].id and [c["name"] for c in option["x-choices"]] == ["fake-model"]
+
+
+async def test_without_its_key_qwen_code_fails_naming_the_variable_to_set(
+    make_qwen: DriverFactory, tmp_path: Path
+) -> None:
+    driver = make_qwen(secret_env={}, env={"OPENAI_API_KEY": ""})
+    async with Agent(driver, workspace=str(tmp_path)) as agent:
+        with pytest.raises(RunError, match=r"needs authentication first .*\(set OPENAI_API_KEY or DASHSCOPE_API_KEY\)"):
+            await agent.send("Hello.").result()
+
+
+async def test_qwen_code_own_notifications_are_ignored_without_an_error_log(
+    make_qwen: DriverFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with Agent(make_qwen(), workspace=str(tmp_path)) as agent:
+        result = await agent.send("Say hello. [[say hello]]").result()
+    assert result.text == "hello"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -11,14 +11,19 @@ from dataclasses import replace
 from typing import Any
 
 from ...driver import (
+    Availability,
     Boundary,
+    ConfigSchema,
     ContinueMode,
     Descriptor,
+    DriverFailure,
     DriverOutcome,
     EnvironmentReport,
     IdentityCodec,
+    InvalidDriverConfigError,
     Invocation,
     MessageCapabilities,
+    ModelInfo,
     ProcessInfo,
     ProcessKind,
     RunContext,
@@ -30,11 +35,16 @@ from ...driver import (
 )
 from ._approvals import APPROVALS
 from ._config import Config
+from ._mcp import TRANSPORTS, servers_key
+from ._offer import models, session_schema
 from ._process import AgentProcess
 from ._session import Turn, current_model, open_session, select_model
 
-# ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends.
-MESSAGES = MessageCapabilities(boundaries=frozenset({Boundary.TURN_END}), continue_mode=ContinueMode.RESUME)
+# ACP has no way to add input to a running prompt: queued messages start the next prompt once the turn ends, and an
+# interrupt is ``session/cancel`` followed by a prompt carrying the message (where Config.interrupt says so).
+MESSAGES = MessageCapabilities(
+    boundaries=frozenset({Boundary.TURN_END}), interrupt=True, continue_mode=ContinueMode.RESUME
+)
 VERSION = "0.1.0"
 
 
@@ -68,16 +78,26 @@ class Driver:
             parts.append(f"secret_env=<{len(c.secret_env)} hidden>")
         return f"acp.Driver({', '.join(parts)})"
 
+    @property
+    def cli_host_tool_validation(self) -> str:
+        """The agent's own error text for host-tool arguments that do not fit the schema (Config)."""
+        return self.config.host_tool_validation
+
+    @property
+    def messages(self) -> MessageCapabilities:
+        return MESSAGES if self.config.interrupt else replace(MESSAGES, interrupt=False)
+
     def descriptor(self) -> Descriptor:
         return Descriptor(
             name="acp",
             provider=self.config.agent_name,
-            messages=MESSAGES,
+            messages=self.messages,
             approvals=APPROVALS,
             structured_output=StructuredOutputCapabilities(native=False, prompted=True),
             resume=True,
             persistent=True,
-            mcp=frozenset({"stdio"}),
+            mcp=TRANSPORTS,
+            host_tools=True,
         )
 
     def validate_config(self) -> None:
@@ -115,7 +135,9 @@ class Driver:
         agent = await self._acquire(inv, ctx, cwd, fingerprint)
         healthy = False
         try:
-            await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode)
+            c = self.config
+            where = f"set {' or '.join(c.auth_envs)}" if c.auth_envs else ""
+            await open_session(agent, inv, cwd, c.startup_timeout, c.mode, self._env(inv), where)
             await select_model(agent, inv.model, self.config.startup_timeout)
             text = inv.prompt
             instructions = "\n\n".join(s for s in (self.config.instructions, inv.instructions) if s)
@@ -123,7 +145,7 @@ class Driver:
                 text = f"{instructions}\n\n{text}"
             agent.prompted = True
             model = inv.model or current_model(agent)
-            turn = Turn(agent, ctx, self.config.agent_name, model, self.config.grace_period)
+            turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout, inv.tools)
             try:
                 outcome = await turn.execute(text)
             finally:
@@ -138,7 +160,8 @@ class Driver:
         slot = inv.slot
         agent = parked(slot, AgentProcess)
         if slot is not None and agent is not None:
-            if slot.fingerprint == fingerprint and continues_session(inv, agent.session_id) and agent.alive:
+            same = slot.fingerprint == fingerprint and agent.servers == servers_key(inv)
+            if same and continues_session(inv, agent.session_id) and agent.alive:
                 slot.detach()
                 return agent
             await slot.close()
@@ -152,6 +175,7 @@ class Driver:
             version=VERSION,
             max_line=self.config.max_line_bytes,
         )
+        agent.servers = servers_key(inv)
         await ctx.emit(ProcessInfo(kind=ProcessKind.SPAWN, text=" ".join(argv), data={"pid": agent.pid, "argv": argv}))
         return agent
 
@@ -180,6 +204,42 @@ class Driver:
 
     # -- inspection --------------------------------------------------------------------------------------
 
+    async def _offer(self) -> dict[str, Any]:
+        """The ``session/new`` answer of the agent started for that and closed at once (no prompt is sent), in
+        ``Config.cwd`` or the current directory."""
+        self.validate_config()
+        c = self.config
+        cwd = c.cwd or os.getcwd()
+        inv = Invocation(run_id="inspect", prompt="")
+        env = self._env(inv)
+        agent = await AgentProcess.spawn(
+            self.command(),
+            env=env,
+            cwd=cwd,
+            timeout=c.startup_timeout,
+            on_stderr=None,
+            version=VERSION,
+            max_line=c.max_line_bytes,
+        )
+        try:
+            await open_session(agent, inv, cwd, c.startup_timeout, "", env)
+            return agent.session
+        finally:
+            await agent.close(c.grace_period)
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the agent offers a new session (its ``model`` config option, else its ``models``)."""
+        return models(await self._offer())
+
+    async def config_schema(self) -> ConfigSchema:
+        """The session settings the agent offers: its modes and config options (model, effort, ...) as a JSON
+        Schema whose defaults are the current values."""
+        try:
+            session = await self._offer()
+        except (DriverFailure, InvalidDriverConfigError) as exc:
+            return ConfigSchema(driver="acp", status=Availability.UNAVAILABLE, detail=str(exc))
+        return ConfigSchema(driver="acp", status=Availability.AVAILABLE, schema=session_schema(session))
+
     def _auth_source(self) -> str:
         env = self._env()
         return next((name for name in self.config.auth_envs if env.get(name)), "")
@@ -199,7 +259,7 @@ class Driver:
             timeout=self.config.startup_timeout,
             auth=self._auth_source(),
             no_auth=f"none of {names} is set (the agent may still have its own login)",
-            messages=MESSAGES,
+            messages=self.messages,
         )
 
 

@@ -15,7 +15,8 @@ from ._config import Config
 class Preset:
     """One known ACP agent: ``argv`` starts it speaking ACP on stdio, ``auth_envs`` are the variables that carry
     its credential (``auth`` says it in words, also for agents that log in otherwise), ``install`` how to get it;
-    ``env`` keeps it quiet (no telemetry, no update checks; a Config's own ``env`` wins)."""
+    ``env`` keeps it quiet (no telemetry, no update checks; a Config's own ``env`` wins); ``interrupt`` and
+    ``host_tool_validation`` as in Config."""
 
     name: str
     argv: tuple[str, ...]
@@ -24,6 +25,8 @@ class Preset:
     install: str
     mode: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    interrupt: bool = True
+    host_tool_validation: str = ""
 
     def credential(self, env: Mapping[str, str] | None = None) -> str:
         """The variable that holds this agent's credential in ``env`` (default: this process's), else ""."""
@@ -35,6 +38,8 @@ class Preset:
             command=list(self.argv),
             name=self.name,
             mode=self.mode,
+            interrupt=self.interrupt,
+            host_tool_validation=self.host_tool_validation,
             install_hint=self.install,
             auth_envs=self.auth_envs,
         )
@@ -75,6 +80,10 @@ PRESETS: dict[str, Preset] = {
                 ("DISABLE_AUTOUPDATER", "1"),
                 ("CODEBUDDY_DISABLE_AUTO_MEMORY", "1"),
             ),
+            # Measured (2.x): after session/cancel it ends every prompt "cancelled" until the cancelled model request
+            # has ended, so a message cannot interrupt a turn.
+            interrupt=False,
+            host_tool_validation="Parameter validation failed",
         ),
         Preset(
             "gemini",

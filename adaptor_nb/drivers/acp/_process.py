@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...driver import CLIProcess, DriverFailure, RunContext
 from ._sdk import sdk
+from ._transport import LineTransport
 
 PROTOCOL_VERSION = 1
 CLIENT_NAME = "adaptor_nb"
@@ -54,6 +54,25 @@ class AgentClient:
             outcome = await reply
         return sdk().RequestPermissionResponse.model_validate({"outcome": outcome})
 
+    # The client capabilities decline files and terminals: an agent that asks anyway gets an error it can read
+    # (the run is told, with the path or command asked for), and nothing is read, written or run.
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        raise self._declined("fs/read_text_file", path)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        raise self._declined("fs/write_text_file", path)
+
+    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> Any:
+        raise self._declined("terminal/create", command)
+
+    def _declined(self, method: str, target: str) -> Exception:
+        if self.inbound is not None:
+            self.inbound.put_nowait(Inbound("declined", {"method": method, "target": target}))
+        details = f"this client declines {method} (its clientCapabilities do not offer it); use your own tools"
+        error: Exception = sdk().RequestError(-32601, "Method not found", {"method": method, "details": details})
+        return error
+
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {}
 
@@ -63,11 +82,19 @@ class AgentClient:
     def on_connect(self, conn: Any) -> None:
         return None
 
-    def observe(self, event: Any) -> None:
-        """The SDK's stream observer: every message from the agent goes to the run's raw stdout capture."""
-        ctx = self.ctx
-        if ctx is not None and getattr(event.direction, "value", "") == "incoming":
-            ctx.raw_stdout(json.dumps(event.message).encode() + b"\n")
+    def raw_line(self, line: bytes) -> None:
+        """Every line from the agent goes to the run's raw stdout capture."""
+        if self.ctx is not None:
+            self.ctx.raw_stdout(line + b"\n")
+
+    def garbage(self, line: bytes) -> None:
+        """A line that is not JSON-RPC: reported to the run using the process (skipped while parked)."""
+        if self.inbound is not None:
+            self.inbound.put_nowait(Inbound("garbage", {"line": line[:4096].decode("utf-8", "replace")}))
+
+    def extension(self, method: str, params: Any) -> None:
+        """A notification outside ACP (an agent's own extension): nothing for the run, and no error."""
+        return None
 
 
 class AgentProcess:
@@ -82,6 +109,8 @@ class AgentProcess:
         self.session: dict[str, Any] = {}
         self.prompted = False
         self.model = ""
+        self.transport: LineTransport | None = None
+        self.servers = 0  # the key of the MCP servers its session was opened with
 
     @classmethod
     async def spawn(
@@ -100,12 +129,11 @@ class AgentProcess:
         proc = await CLIProcess.start(list(argv), cwd=cwd, env=env, on_stderr=on_stderr, max_line=max_line)
         client = AgentClient()
         conn = None
+        transport = LineTransport(
+            proc, on_line=client.raw_line, on_garbage=client.garbage, on_extension=client.extension
+        )
         try:
-            limit = max_line or 64 * 1024 * 1024
-            reader = proc.proc.stdout
-            if reader is not None:
-                reader._limit = limit  # type: ignore[attr-defined]  # the SDK reads whole lines
-            conn = acp.connect_to_agent(client, proc.proc.stdin, reader, observers=[client.observe])
+            conn = acp.connect_to_agent(client, transport)
             caps = acp.schema.ClientCapabilities(
                 fs=acp.schema.FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
             )
@@ -152,7 +180,9 @@ class AgentProcess:
                     await conn.close()
             await proc.close(grace=0.2, term_wait=1.0)
             raise
-        return cls(proc, conn, client, init)
+        agent = cls(proc, conn, client, init)
+        agent.transport = transport
+        return agent
 
     @property
     def pid(self) -> int:

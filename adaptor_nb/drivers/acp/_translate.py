@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...driver import (
@@ -10,6 +10,7 @@ from ...driver import (
     CapabilityEnd,
     CapabilityStart,
     Event,
+    HostedTools,
     Notice,
     Phase,
     PlanItem,
@@ -20,6 +21,7 @@ from ...driver import (
     ToolResult,
     TranscriptItem,
     Usage,
+    mark_host_tool,
 )
 
 # Updates that carry session state rather than turn output: published as Notices named after the update.
@@ -58,6 +60,8 @@ class TurnRecord:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     usage: Usage | None = None
     items: list[TranscriptItem] = field(default_factory=list)
+    unnamed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Calls of Qwen Code's ``tool_call`` whose tool is not named yet: their start waits for the name."""
 
     @property
     def text(self) -> str:
@@ -67,9 +71,10 @@ class TurnRecord:
 class Translator:
     """Turns one session's updates into events; ``record`` collects the turn's text, tools and usage."""
 
-    def __init__(self, session_id: str, model: str = "") -> None:
+    def __init__(self, session_id: str, model: str = "", hosted: HostedTools | None = None) -> None:
         self.session_id = session_id
         self.model = model
+        self.hosted = hosted
         self.record = TurnRecord()
         self.capabilities: dict[str, CapabilityStart] = {}
 
@@ -93,9 +98,9 @@ class Translator:
             text = _text(update.get("content"))
             return [Thinking(text=text)] if text else []
         if kind == "tool_call":
-            return self._tool_start(update)
+            return self._tool_start(_deferred(update))
         if kind == "tool_call_update":
-            return self._tool_update(update)
+            return self._tool_update(_deferred(update))
         if kind == "plan":
             return [_plan(update.get("entries"))]
         if kind in _STATE_UPDATES:
@@ -104,15 +109,23 @@ class Translator:
 
     def _tool_start(self, update: dict[str, Any]) -> list[Event]:
         call_id = str(update.get("toolCallId") or "")
+        if _unnamed(update) and update.get("status") not in ("completed", "failed"):
+            self.record.unnamed[call_id] = {**self.record.unnamed.get(call_id, {}), **update}
+            return []
+        if call_id in self.record.tools:  # announced already (by the permission request that introduced it)
+            return self._tool_update(update)
         info = {k: update[k] for k in _TOOL_FIELDS if k in update}
         self.record.tools[call_id] = dict(info)
-        name = _tool_name(update)
+        name = self.tool_name(update)
         args = update.get("rawInput")
         self.record.items.append(
             TranscriptItem(kind="tool_use", tool_use_id=call_id, tool_name=name, input=args, session_id=self.session_id)
         )
         events: list[Event] = [
-            ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info),
+            mark_host_tool(
+                ToolCall(id=call_id, name=name, args=args if isinstance(args, dict) else None, details=info),
+                self.hosted,
+            ),
             *self._mcp_start(call_id, update),
         ]
         if update.get("status") in ("completed", "failed"):
@@ -121,21 +134,24 @@ class Translator:
 
     def _tool_update(self, update: dict[str, Any]) -> list[Event]:
         call_id = str(update.get("toolCallId") or "")
+        if call_id in self.record.unnamed:
+            return self._tool_start({**self.record.unnamed.pop(call_id), **update})
+        if call_id not in self.record.tools:  # an update before its tool_call (CodeBuddy streams the input first)
+            return self._tool_start(update)
         known = self.record.tools.setdefault(call_id, {})
         known.update({k: update[k] for k in _TOOL_FIELDS if k in update})
         status = update.get("status")
         if status in ("completed", "failed"):
             return self._tool_end(call_id, update)
         args = update.get("rawInput")
-        return [
-            ToolCall(
-                id=call_id,
-                name=_tool_name({**known, **update}),
-                args=args if isinstance(args, dict) else None,
-                phase=Phase.CONTENT,
-                details=dict(known),
-            )
-        ]
+        call = ToolCall(
+            id=call_id,
+            name=self.tool_name({**known, **update}),
+            args=args if isinstance(args, dict) else None,
+            phase=Phase.CONTENT,
+            details=dict(known),
+        )
+        return [mark_host_tool(call, self.hosted)]
 
     def _tool_end(self, call_id: str, update: dict[str, Any]) -> list[Event]:
         known = self.record.tools.get(call_id, {})
@@ -145,7 +161,7 @@ class Translator:
         result: dict[str, Any] = {"content": content, "text": text}
         if "rawOutput" in update:
             result["raw_output"] = update["rawOutput"]
-        name = _tool_name({**known, **update})
+        name = self.tool_name({**known, **update})
         self.record.items.append(
             TranscriptItem(
                 kind="tool_result",
@@ -156,11 +172,24 @@ class Translator:
                 session_id=self.session_id,
             )
         )
-        out: list[Event] = [ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known))]
+        end = mark_host_tool(
+            ToolResult(id=call_id, result=result, is_error=failed, name=name, details=dict(known)), self.hosted
+        )
+        hosted = self.hosted
+        if not failed and end.details.get("host_tool") and hosted is not None and hosted.failed is not None:
+            # An agent may report a host tool's error answer as completed (CodeBuddy drops MCP's isError): the
+            # host's own record of its error answers decides.
+            end = replace(end, is_error=hosted.failed(end.name, text))
+        out: list[Event] = [end]
         start = self.capabilities.pop(call_id, None)
         if start is not None:
-            out.append(CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not failed))
+            out.append(CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not end.is_error))
         return out
+
+    def tool_name(self, update: dict[str, Any]) -> str:
+        """The tool's name: a host tool's CLI name when the agent names one of the Agent's tools, else its own."""
+        return host_tool_name(update, self.hosted) or _tool_name(update)
+
 
     def _mcp_start(self, call_id: str, update: dict[str, Any]) -> list[Event]:
         """A capability start for a call of an MCP server's tool (not a host tool), where the agent says it is one:
@@ -175,11 +204,47 @@ class Translator:
             args = raw
         else:
             return []
-        if server == HOST_SERVER or call_id in self.capabilities:
+        if server == HOST_SERVER or call_id in self.capabilities or host_tool_name(update, self.hosted):
             return []
         start = CapabilityStart(kind="mcp_tool", name=f"{server}/{tool}", scope=call_id, input=args)
         self.capabilities[call_id] = start
         return [start]
+
+def host_tool_name(update: dict[str, Any], hosted: HostedTools | None) -> str:
+    """The CLI name (``mcp__<server>__<tool>``) of the host tool a tool call names, else "".
+
+    Agents name an MCP tool in their own way: ``mcp__pytools__lookup`` (CodeBuddy, in the title), ``Tool:
+    pytools/lookup`` (codex-acp, in the title); ``_meta.toolName`` is taken the same way."""
+    if hosted is None:
+        return ""
+    meta = update.get("_meta")
+    candidates = [meta.get("toolName") if isinstance(meta, dict) else None, update.get("title")]
+    for raw in candidates:
+        if not isinstance(raw, str):
+            continue
+        text = raw.removeprefix("Tool: ").strip()
+        for name in (text, "mcp__" + text.replace("/", "__", 1)):
+            if hosted.own_name(name) is not None:
+                return name
+    return ""
+
+
+def _deferred(update: dict[str, Any]) -> dict[str, Any]:
+    """A call of Qwen Code's ``tool_call`` tool (how its model calls deferred tools, MCP tools among them) as a
+    call of the tool it names, with that tool's arguments."""
+    meta = update.get("_meta")
+    raw = update.get("rawInput")
+    if not (isinstance(meta, dict) and meta.get("toolName") == "tool_call" and isinstance(raw, dict)):
+        return update
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        return update
+    return {**update, "_meta": {**meta, "toolName": name}, "rawInput": raw.get("arguments")}
+
+
+def _unnamed(update: dict[str, Any]) -> bool:
+    meta = update.get("_meta")
+    return isinstance(meta, dict) and meta.get("toolName") == "tool_call"
 
 
 def _plan(entries: Any) -> PlanUpdate:
@@ -207,4 +272,4 @@ def _without_kind(update: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in update.items() if k != "sessionUpdate"}
 
 
-__all__ = ["Translator", "TurnRecord", "wire_usage"]
+__all__ = ["Translator", "TurnRecord", "host_tool_name", "wire_usage"]
