@@ -34,6 +34,7 @@ from .._events import (
     RunStarted,
     TurnEnd,
 )
+from .._images import ImageInput, prompt_images_item
 from .._policy import Author
 from .._result import RawStreams, Result
 from .._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
@@ -50,7 +51,7 @@ from ..driver._tap import run_driver
 from ._approvals import ApprovalAbort, CoreApprovals
 from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
-from ._checks import check_policy, check_resources
+from ._checks import check_images, check_policy, check_resources
 from ._context import RunContextImpl
 from ._hosting import HostedRun
 from ._mcp_check import check_mcp
@@ -102,6 +103,7 @@ class Execution:
         self.settings = settings
         self.prompt = prompt
         self.call = call
+        self.images: tuple[ImageInput, ...] = call.get("images") or ()
         self.binding = binding
         self.thread_key = binding.key if binding else ""
         self.run_id = f"run_{uuid.uuid4().hex[:16]}"
@@ -225,6 +227,7 @@ class Execution:
         except ConfigError as exc:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
+        check_images(self.images, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
         if self._host.profile is not None:  # skills and profile resources, materialized before launch
             self.prepared = await self._host.profile.prepare(s)
@@ -256,6 +259,8 @@ class Execution:
                 return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
         self._check_cancelled()
         self._run_started()
+        if self.images:  # the record keeps what the prompt carried, never the bytes
+            self.ctx.transcript(prompt_images_item(self.images))
         await self._attach_services()
         await self._tools.start(self.desc, self.notice)
         outcome = await self._invoke(schema)
@@ -337,7 +342,15 @@ class Execution:
             )
         return rs
 
-    def _invocation(self, schema: ResolvedSchema | None, prompt: str, *, resume: Any, fork: bool) -> Invocation:
+    def _invocation(
+        self,
+        schema: ResolvedSchema | None,
+        prompt: str,
+        *,
+        resume: Any,
+        fork: bool,
+        images: tuple[ImageInput, ...] = (),
+    ) -> Invocation:
         s = self.settings
         native = schema is not None and self.desc.structured_output.native
         if schema is not None and not native:
@@ -374,6 +387,7 @@ class Execution:
             mcp=self.provision.mcp_for(self.prepared.mcp),
             env={**self.prepared.env, **self.provision.env},
             tools=self._tools.hosted,
+            images=images,
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
@@ -387,7 +401,9 @@ class Execution:
         if self.binding is not None and self.settings.spawn:
             await self._host.slots.close(self.thread_key)
         try:
-            return await self._run_driver(self._invocation(schema, prompt, resume=resume, fork=fork))
+            return await self._run_driver(
+                self._invocation(schema, prompt, resume=resume, fork=fork, images=self.images)
+            )
         except ResumeRejectedError as exc:
             if plan is None or self.binding is None or self.binding.resume_only or plan.fell_back:
                 raise
@@ -395,7 +411,11 @@ class Execution:
             self.binding.fall_back(plan, "resume_rejected", str(exc), self.notice)
             return await self._run_driver(
                 self._invocation(
-                    schema, self.run_services.preamble + plan.prefix + self.prompt, resume=None, fork=False
+                    schema,
+                    self.run_services.preamble + plan.prefix + self.prompt,
+                    resume=None,
+                    fork=False,
+                    images=self.images,
                 )
             )
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from os import PathLike
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._enums import Timing
@@ -77,11 +78,17 @@ class MessageOptions(TypedDict, total=False):
     when: Timing
 
 
-class SendOptions(RunOptions, SchemaOptions, MessageOptions, total=False):
+class PromptOptions(TypedDict, total=False):
+    """What the starting prompt carries besides its text: ``images`` (PNG/JPEG bytes or paths)."""
+
+    images: Sequence[bytes | str | PathLike[str]] | None
+
+
+class SendOptions(RunOptions, SchemaOptions, MessageOptions, PromptOptions, total=False):
     """Every option of ``send(prompt, **options)`` on an Agent, a Thread or a Standby."""
 
 
-class RunAsOptions(RunOptions, SchemaExtras, MessageOptions, total=False):
+class RunAsOptions(RunOptions, SchemaExtras, MessageOptions, PromptOptions, total=False):
     """The options of ``run_as`` (its ``tp`` argument is the schema)."""
 
 
@@ -89,7 +96,8 @@ SHARED_OPTIONS = frozenset(RunOptions.__annotations__)
 CONSTRUCTION_ONLY = frozenset(ConstructionOptions.__annotations__)
 SCHEMA_OPTIONS = frozenset(SchemaOptions.__annotations__)
 MESSAGE_OPTIONS = frozenset(MessageOptions.__annotations__)
-CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS
+PROMPT_OPTIONS = frozenset(PromptOptions.__annotations__)
+CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS | PROMPT_OPTIONS
 
 _UNSET: Any = object()
 
