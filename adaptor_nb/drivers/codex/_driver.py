@@ -93,6 +93,7 @@ DESCRIPTOR = Descriptor(
     persistent=True,
     mcp=MCP_TRANSPORTS,
     host_tools=True,
+    images=True,  # turn/start image items (data: URLs)
 )
 
 
@@ -378,7 +379,7 @@ class Driver:
                 connect_timeout=self.config.connect_timeout,
                 hosted=inv.tools,
             )
-            await runner.run(inv.prompt)
+            await runner.run(inv.prompt, inv.images)
             healthy = server.alive
             structured: Any = None
             has_structured = False
