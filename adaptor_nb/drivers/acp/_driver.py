@@ -12,6 +12,7 @@ from typing import Any
 
 from ...driver import (
     Boundary,
+    ConfigError,
     ContinueMode,
     Descriptor,
     DriverOutcome,
@@ -78,6 +79,7 @@ class Driver:
             resume=True,
             persistent=True,
             mcp=frozenset({"stdio"}),
+            images=True,  # image content blocks, to agents that advertise promptCapabilities.image
         )
 
     def validate_config(self) -> None:
@@ -115,6 +117,13 @@ class Driver:
         agent = await self._acquire(inv, ctx, cwd, fingerprint)
         healthy = False
         try:
+            if inv.images and not agent.takes_images:
+                raise ConfigError(
+                    f"the ACP agent {self.config.agent_name!r} does not accept images: its initialize answer lacks "
+                    "agentCapabilities.promptCapabilities.image; send the prompt without images=",
+                    option="images",
+                    details={"capability": "promptCapabilities.image"},
+                )
             await open_session(agent, inv, cwd, self.config.startup_timeout, self.config.mode)
             await select_model(agent, inv.model, self.config.startup_timeout)
             text = inv.prompt
@@ -125,7 +134,7 @@ class Driver:
             model = inv.model or current_model(agent)
             turn = Turn(agent, ctx, self.config.agent_name, model, self.config.grace_period)
             try:
-                outcome = await turn.execute(text)
+                outcome = await turn.execute(text, inv.images)
             finally:
                 healthy = turn.finished and agent.alive
             outcome.checkpoint_data["workspace"] = cwd

@@ -173,6 +173,13 @@ class AgentProcess:
         return isinstance(caps, dict) and bool(caps.get("loadSession"))
 
     @property
+    def takes_images(self) -> bool:
+        """The agent advertised ``promptCapabilities.image`` in its ``initialize`` answer."""
+        caps = self.init.get("agentCapabilities")
+        prompt = caps.get("promptCapabilities") if isinstance(caps, dict) else None
+        return isinstance(prompt, dict) and bool(prompt.get("image"))
+
+    @property
     def auth_methods(self) -> list[str]:
         methods = self.init.get("authMethods") or []
         return [str(m.get("name") or m.get("id")) for m in methods if isinstance(m, dict)]

@@ -10,6 +10,7 @@ from typing import Any
 from ...driver import (
     DriverFailure,
     DriverOutcome,
+    ImageInput,
     Invocation,
     Notice,
     ResumeRejectedError,
@@ -154,11 +155,14 @@ class Turn:
         self.pending: list[Inbound] = []
         self.finished = False
 
-    async def execute(self, text: str) -> DriverOutcome:
+    async def execute(self, text: str, images: tuple[ImageInput, ...] = ()) -> DriverOutcome:
         agent, ctx = self.agent, self.ctx
         agent.attach(ctx, self.inbound)
-        block = sdk().text_block(text)
-        prompt = asyncio.ensure_future(agent.conn.prompt(session_id=agent.session_id, prompt=[block]))
+        acp = sdk()
+        # Images first, then the text, as the other drivers send them; only agents advertising
+        # promptCapabilities.image get any (see Driver.run).
+        blocks = [*(acp.image_block(i.base64(), i.media_type) for i in images), acp.text_block(text)]
+        prompt = asyncio.ensure_future(agent.conn.prompt(session_id=agent.session_id, prompt=blocks))
         prompt.add_done_callback(lambda _: self.inbound.put_nowait(Inbound("done")))
         try:
             while True:
