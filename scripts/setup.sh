@@ -44,7 +44,7 @@ if [ "$MINIMAL" = 1 ]; then
   .venv/bin/python -m pip install -q -e ".[demo]"
 else
   echo "== installing adaptor_nb with all extras"
-  .venv/bin/python -m pip install -q -e ".[pandas,demo,test,dask,codebuddy,tools,postgres,acp]"
+  .venv/bin/python -m pip install -q -e ".[pandas,plot,demo,test,dask,codebuddy,tools,postgres,acp]"
 fi
 
 if [ "$MINIMAL" = 1 ]; then

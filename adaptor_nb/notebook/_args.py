@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from .._views._interpolate import OptionError as OptionError  # the error option lines and templates raise
+from ._attach import Attachment, parse_attachment
 from ._help import ACP_NAMES, DRIVER_NAMES
 from ._tools import ToolsError, tool_names
 
@@ -34,6 +35,7 @@ class CellOptions:
     concurrency: int | None = None
     worktree: bool = False
     tools: tuple[str, ...] = ()
+    attach: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--concurrency", type=_positive_int)
     p.add_argument("--worktree", action="store_true")
     p.add_argument("--tools")
+    p.add_argument("--attach", action="append", default=[])  # a figure or a DataFrame, repeatable
     return p
 
 
@@ -121,6 +124,8 @@ def parse_cell_line(line: str) -> CellOptions:
         raise OptionError("%%agent: --concurrency only applies with --map DF")
     if ns.map is not None and not ns.map.isidentifier():
         raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
+    if ns.map is not None and ns.attach:
+        raise OptionError("%%agent: --attach cannot be used with --map (attach to a single run)")
     if ns.map is not None and ns.spawn:
         raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
     return CellOptions(
@@ -140,6 +145,7 @@ def parse_cell_line(line: str) -> CellOptions:
         concurrency=ns.concurrency,
         worktree=ns.worktree,
         tools=_tools(ns.tools, ns.agent),
+        attach=tuple(parse_attachment(v) for v in ns.attach),
     )
 
 

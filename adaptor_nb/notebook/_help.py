@@ -47,6 +47,9 @@ Options:
   --worktree            run in a git worktree of the notebook's repository (one per --thread KEY, on branch
                         agent/KEY, in <repo>.worktrees/ beside it); the header shows its path and branch
   --tools A,B           let the agent call the notebook's functions A and B (callables or tool.define results)
+  --attach NAME         send NAME with the prompt (repeatable): a matplotlib figure or Axes as a PNG image
+                        (fig alone: the figure named fig, else pyplot's current one; needs matplotlib), a
+                        DataFrame or Series as its first 10 rows in a text table after the prompt
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded

@@ -12,6 +12,7 @@ from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from .._views._model import INTERRUPTED
 from ._args import OptionError, UseOptions, parse_cell_line, parse_use, split_line
+from ._attach import collect
 from ._defaults import acp_on_path, inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
@@ -209,10 +210,15 @@ async def run_cell(line: str, body: str) -> None:
         if not prompt:
             raise OptionError("%%agent: the cell body is the prompt, and it is empty")
         schema = resolve_schema(opts.schema, namespace) if opts.schema else None
+        attached = collect(opts.attach, namespace) if opts.attach else None
         plan = await session.plan(opts, namespace)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
     call = dict(plan.call)
+    if attached is not None:
+        prompt = attached.prompt(prompt)
+        if attached.images:
+            call["images"] = attached.images
     if schema is not None:
         call["schema"] = schema
     stream = plan.runner.send(prompt, **call)
