@@ -363,7 +363,9 @@ class Execution:
             prompt=prompt,
             thread_key=self.thread_key,
             model=s.model,
-            instructions="\n\n".join(t for t in (s.instructions, self.prepared.instructions) if t),
+            instructions="\n\n".join(
+                t for t in (s.instructions, self.prepared.instructions, s.append_instructions) if t
+            ),
             workspace=s.workspace,
             timeout=s.timeout,
             metadata=dict(s.metadata),

@@ -25,6 +25,7 @@ class RunOptions(TypedDict, total=False):
     timeout: float | timedelta | None
     spawn: bool
     instructions: str | None
+    append_instructions: str | None
     workspace: str | None
     workspace_spec: Any
     metadata: Mapping[str, str] | None
@@ -110,6 +111,8 @@ class RunSettings:
     timeout: float | None = None
     spawn: bool = False
     instructions: str = ""
+    append_instructions: str = ""
+    """Text added after ``instructions`` (never replacing them); every scope's text is kept, outermost first."""
     workspace: str = ""
     workspace_spec: Any = None
     metadata: Mapping[str, str] = field(default_factory=dict)
@@ -222,6 +225,13 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
             if not isinstance(value, str):
                 raise ConfigError(f"{name} must be a string, got {value!r}", option=name)
             changes[name] = value
+        elif name == "append_instructions":
+            if value is None or value == "":
+                continue
+            if not isinstance(value, str):
+                raise ConfigError(f"append_instructions must be a string, got {value!r}", option=name)
+            earlier = changes.get(name, base.append_instructions)
+            changes[name] = f"{earlier}\n\n{value}" if earlier else value
         elif name == "metadata":
             if value is None:
                 continue

@@ -181,6 +181,9 @@ class Invocation:
     thread_key: str = ""
     model: str = ""
     instructions: str = ""
+    """Extra instructions, resolved: the run's ``instructions``, the profile's, then its ``append_instructions``.
+    A driver adds them to the CLI's own system prompt (or ahead of a fresh session's first prompt), never replacing
+    it."""
     workspace: str = ""
     timeout: float | None = None
     metadata: dict[str, str] = field(default_factory=dict)
