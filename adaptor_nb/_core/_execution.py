@@ -61,9 +61,11 @@ from ._profile import Prepared, ProfileManager
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
+from ._work_clock import WorkClock
 from ._workspace import RunProvision, check_provisioning, finish_provision
 
 STDERR_TAIL = 4000
+DEADLINE_CAUSE = "the run exceeded its execution_timeout"
 
 T = TypeVar("T")
 
@@ -119,6 +121,7 @@ class Execution:
             max_turns=self.max_turns,
         )
         self.queue.starting_id = start_id or ""
+        self.clock = WorkClock()
         self.approvals = CoreApprovals(
             self.broker,
             settings.policy.approvals,
@@ -126,6 +129,7 @@ class Execution:
             run_id=self.run_id,
             retry_supported=self.desc.approvals.retry,
             wait_for_consumer=binding.standby.wait_for_consumer if binding and binding.standby else None,
+            clock=self.clock,
         )
         self.ctx: RunContextImpl | None = None
         self.run_services = RunServices(settings.run_services, self.run_id, self.broker)
@@ -430,10 +434,18 @@ class Execution:
         self._driver_task = task
         timeout = self.settings.timeout
         deadline = None if timeout is None else self._t0 + timeout
+        budget = self.settings.execution_timeout
+        working = None if budget is None else self._loop.create_task(self.clock.run_out(budget))
         try:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done, _ = await asyncio.wait({task}, timeout=remaining)
-            if not done:
+            waits: set[asyncio.Task[Any]] = {task} if working is None else {task, working}
+            done, _ = await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            if working is not None and working in done and task not in done:
+                assert budget is not None
+                self._cancel(f"{DEADLINE_CAUSE} ({budget:g} s of work, approval waits not counted)")
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(task), 30)
+            elif not done:
                 self._cancel(f"the run timed out after {timeout:g} s")
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(asyncio.shield(task), 30)
@@ -442,6 +454,16 @@ class Execution:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 30)
             raise
+        finally:
+            if working is not None:
+                working.cancel()
+        if self._cancel_cause.startswith(DEADLINE_CAUSE):
+            raise RunError.for_reason(
+                FailureReason.DEADLINE_EXCEEDED,
+                self._cancel_cause,
+                result=self._partial(),
+                details={"execution_timeout": budget, "working_seconds": round(self.clock.elapsed(), 3)},
+            )
         if task.cancelled() or not task.done():
             raise RunCancelled(
                 self._cancel_cause or "the driver task was cancelled",
@@ -466,11 +488,15 @@ class Execution:
             raise exc
         if isinstance(exc, asyncio.CancelledError):
             raise RunCancelled(self._cancel_cause or "cancelled", result=self._partial())
+        # An OS-level error escaping the driver (a CLI that cannot be started, a connection refused) is the
+        # machinery failing, not the model; anything else is the driver's own fault.
+        reason = FailureReason.INFRASTRUCTURE if isinstance(exc, OSError) else FailureReason.AGENT_ERROR
         raise RunError.for_reason(
-            FailureReason.AGENT_ERROR,
+            reason,
             f"driver {self.desc.name!r} crashed: {type(exc).__name__}: {exc}",
             result=self._partial(),
             details={"exception": type(exc).__name__},
+            cause=exc,
         )
 
     def _failure(self, f: DriverFailure, outcome: DriverOutcome | None) -> RunError:
@@ -479,7 +505,8 @@ class Execution:
             details.setdefault("retryable", True)
         if f.retry_after is not None:
             details.setdefault("retry_after", f.retry_after)
-        return RunError.for_reason(f.reason, f.message, result=self._partial(outcome), details=details)
+        cause = f.cause or f.__cause__ or f  # the driver's classified failure, or what it wraps
+        return RunError.for_reason(f.reason, f.message, result=self._partial(outcome), details=details, cause=cause)
 
     async def _continue_by_resume(self, outcome: DriverOutcome, schema: ResolvedSchema | None) -> DriverOutcome:
         """ContinueMode.RESUME: the core continues with queued input through the run's fresh checkpoint."""

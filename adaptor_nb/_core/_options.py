@@ -23,6 +23,7 @@ class RunOptions(TypedDict, total=False):
 
     model: str | None
     timeout: float | timedelta | None
+    execution_timeout: float | timedelta | None
     spawn: bool
     instructions: str | None
     append_instructions: str | None
@@ -109,6 +110,8 @@ class RunSettings:
 
     model: str = ""
     timeout: float | None = None
+    execution_timeout: float | None = None
+    """Seconds the run may spend working; time waiting for a person's approval or answer does not count."""
     spawn: bool = False
     instructions: str = ""
     append_instructions: str = ""
@@ -213,8 +216,8 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
                 raise ConfigError(f"model must be a string, got {value!r}", option="model")
             if value:
                 changes["model"] = value
-        elif name == "timeout":
-            changes["timeout"] = _seconds("timeout", value)
+        elif name in ("timeout", "execution_timeout"):
+            changes[name] = _seconds(name, value)
         elif name == "spawn":
             if not isinstance(value, bool):
                 raise ConfigError(f"spawn must be a bool, got {value!r}", option="spawn")

@@ -356,10 +356,12 @@ class DriverFailure(Exception):
         session_id: str = "",
         retryable: bool = False,
         retry_after: float | None = None,
+        cause: BaseException | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason
+        self.cause = cause
         self.details: dict[str, Any] = dict(details or {})
         self.session_id = session_id
         self.retryable = retryable

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...driver import CLIProcess, DriverFailure, RunContext
+from ...driver import CLIProcess, DriverFailure, FailureReason, RunContext
 from ._sdk import sdk
 
 PROTOCOL_VERSION = 1
@@ -125,6 +125,7 @@ class AgentProcess:
                 if exited in done:
                     raise DriverFailure(
                         f"the ACP agent {argv[0]!r} exited before answering initialize (exit code {proc.returncode})",
+                        reason=FailureReason.INFRASTRUCTURE,
                         details={"exit_code": proc.returncode, "stderr_tail": await _tail(proc)},
                     )
                 raise DriverFailure(

@@ -305,6 +305,7 @@ class TurnRunner:
                 )
                 raise DriverFailure(
                     f"codex app-server {item.reason or 'exited during a turn'} (exit code {item.returncode})",
+                    reason=FailureReason.INFRASTRUCTURE,
                     details={"turn_id": self.turn_id, "exit_code": item.returncode, "stderr_tail": self._tail()},
                     session_id=thread_id,
                     retryable=not item.reason,
