@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _pictures import JPEG, png
 
-from adaptor_nb import Agent, ConfigError, run_as, run_sync
+from adaptor_nb import Agent, ConfigError, Done, run_as, run_sync
 from adaptor_nb.driver import Descriptor, DriverOutcome, Invocation, RunContext
 from adaptor_nb.drivers import reference
 
@@ -121,3 +121,16 @@ async def test_a_driver_without_the_images_capability_is_refused_before_launch()
 async def test_images_is_a_call_option_not_an_agent_default() -> None:
     with pytest.raises(TypeError, match="call-only option 'images'"):
         Agent(Seeing(), images=[png()])  # type: ignore[call-arg]
+
+
+async def test_a_standby_send_with_images_starts_a_run_that_carries_them() -> None:
+    driver = Seeing()
+    async with Agent(driver) as agent:
+        standby = await agent.thread("s").standby()
+        await standby.send("look", images=[JPEG])
+        async for event in standby.events():
+            if isinstance(event, Done):
+                break
+        await standby.close()
+    assert event.result is not None and event.result.text == _seen(JPEG, "image/jpeg")
+    assert [len(i.images) for i in driver.invocations] == [1]
