@@ -75,13 +75,6 @@ class AgentFailed(RunError):
     reason = FailureReason.AGENT_ERROR
 
 
-class InfrastructureFailure(AgentFailed):
-    """The machinery under the agent failed: its CLI could not start or died, or an endpoint was unreachable
-    (``reason`` is ``infrastructure``; ``cause`` holds the underlying error when there is one)."""
-
-    reason = FailureReason.INFRASTRUCTURE
-
-
 class DeadlineExceeded(RunError):
     """The run used up its ``execution_timeout`` (time spent waiting for a person's answer does not count)."""
 
@@ -113,7 +106,9 @@ _BY_REASON: dict[FailureReason, type[RunError]] = {
     FailureReason.CANCELLED: RunCancelled,
     FailureReason.POLICY_VIOLATION: PolicyViolation,
     FailureReason.LIMIT_EXCEEDED: LimitExceeded,
-    FailureReason.INFRASTRUCTURE: InfrastructureFailure,
+    # The machinery failing (a CLI that cannot start or dies, an unreachable endpoint) is still an AgentFailed, one
+    # whose ``reason`` says ``infrastructure``.
+    FailureReason.INFRASTRUCTURE: AgentFailed,
     FailureReason.DEADLINE_EXCEEDED: DeadlineExceeded,
 }
 
