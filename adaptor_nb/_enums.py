@@ -67,6 +67,11 @@ class FailureReason(str, Enum):
     CANCELLED = "cancelled"
     POLICY_VIOLATION = "policy_violation"
     LIMIT_EXCEEDED = "limit_exceeded"
+    INFRASTRUCTURE = "infrastructure"
+    """The machinery failed, not the model: the CLI could not be started, its process died, an endpoint could not
+    be reached."""
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    """The run's ``execution_timeout`` (time working, approval waits left out) ran out."""
 
 
 class ApprovalKind(str, Enum):

@@ -29,11 +29,14 @@ class RunError(AdaptorError):
         result: Result | None = None,
         details: dict[str, Any] | None = None,
         reason: FailureReason | None = None,
+        cause: BaseException | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
         self.result = result
+        self.cause = cause
+        """The underlying exception (a process or connection error, the driver's own failure), if there was one."""
         if reason is not None:
             self.reason = reason
 
@@ -47,10 +50,11 @@ class RunError(AdaptorError):
         *,
         result: Result | None = None,
         details: dict[str, Any] | None = None,
+        cause: BaseException | None = None,
     ) -> RunError:
         """Build the subclass that matches ``reason``."""
         cls = _BY_REASON.get(reason, RunError)
-        return cls(message, result=result, details=details, reason=reason)
+        return cls(message, result=result, details=details, reason=reason, cause=cause)
 
 
 class ApprovalDenied(RunError):
@@ -69,6 +73,12 @@ class AgentFailed(RunError):
     """The provider or its CLI failed (API error, crash, protocol error)."""
 
     reason = FailureReason.AGENT_ERROR
+
+
+class DeadlineExceeded(RunError):
+    """The run used up its ``execution_timeout`` (time spent waiting for a person's answer does not count)."""
+
+    reason = FailureReason.DEADLINE_EXCEEDED
 
 
 class RunCancelled(RunError):
@@ -96,6 +106,10 @@ _BY_REASON: dict[FailureReason, type[RunError]] = {
     FailureReason.CANCELLED: RunCancelled,
     FailureReason.POLICY_VIOLATION: PolicyViolation,
     FailureReason.LIMIT_EXCEEDED: LimitExceeded,
+    # The machinery failing (a CLI that cannot start or dies, an unreachable endpoint) is still an AgentFailed, one
+    # whose ``reason`` says ``infrastructure``.
+    FailureReason.INFRASTRUCTURE: AgentFailed,
+    FailureReason.DEADLINE_EXCEEDED: DeadlineExceeded,
 }
 
 # --- messages ---------------------------------------------------------------------------------------------

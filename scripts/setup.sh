@@ -41,7 +41,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # The package is installed editable, so code changes need no reinstall; pyproject.toml changes do. A stamp in
 # .venv records what was installed from which pyproject.toml, and a run with nothing changed skips pip entirely.
-if [ "$MINIMAL" = 1 ]; then EXTRAS="demo"; else EXTRAS="pandas,demo,test,dask,codebuddy,tools,postgres,acp,agui"; fi
+if [ "$MINIMAL" = 1 ]; then EXTRAS="demo"; else EXTRAS="pandas,plot,demo,test,dask,codebuddy,tools,postgres,acp,agui"; fi
 WANT="$(sha256sum pyproject.toml | cut -d' ' -f1) $EXTRAS"
 STAMP=.venv/.adaptor_nb-installed
 covered() {  # the stamp's install holds every extra asked for now (the full install covers the demo's)

@@ -16,6 +16,7 @@ from .._events import Notice
 from .._policy import ApprovalPolicy
 from ..driver._spi import ApprovalSpec
 from ._broker import Broker
+from ._work_clock import WorkClock
 
 
 class ApprovalAbort(Exception):
@@ -40,7 +41,9 @@ class CoreApprovals:
         run_id: str,
         retry_supported: bool = True,
         wait_for_consumer: Callable[[], Coroutine[Any, Any, None]] | None = None,
+        clock: WorkClock | None = None,
     ) -> None:
+        self._clock = clock  # stands still while a request waits for its answer (execution_timeout)
         self._wait_for_consumer = wait_for_consumer  # a relay (Standby) whose own consumer may not be there yet
         self._broker = broker
         self._policy = policy.resolved()
@@ -116,6 +119,15 @@ class CoreApprovals:
         self._notice(NoticeKind.APPROVAL_RESOLVED, f"{base['kind']} {outcome}", data)
 
     async def _ask(self, spec: ApprovalSpec, request_id: str, attempt: int) -> tuple[Decision, str]:
+        if self._clock is None:
+            return await self._ask_now(spec, request_id, attempt)
+        self._clock.hold()
+        try:
+            return await self._ask_now(spec, request_id, attempt)
+        finally:
+            self._clock.release()
+
+    async def _ask_now(self, spec: ApprovalSpec, request_id: str, attempt: int) -> tuple[Decision, str]:
         loop = asyncio.get_running_loop()
         responder = Responder(request_id, spec.kind, loop)
         seconds = self._policy.deadline_seconds

@@ -104,6 +104,8 @@ def fingerprint(driver: Driver, s: RunSettings, profile: str = "", tools: list[l
         "skills": [getattr(k, "key", k) for k in s.skills],
         "mcp": [repr(m) for m in (s.mcp or ())],
     }
+    if s.append_instructions:  # absent when unused: fingerprints made without it stay the same
+        parts["append_instructions"] = s.append_instructions
     if profile:  # a chosen profile enters compatibility (unchanged fingerprints without one)
         parts["profile"] = profile
     if tools:

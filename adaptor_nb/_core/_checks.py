@@ -7,10 +7,12 @@ from typing import Any
 
 from .._enums import ApprovalMode, FeatureLevel, QuestionMode, SandboxLevel
 from .._errors import (
+    ConfigError,
     HumanDecisionModeUnsupportedError,
     InvalidDriverConfigError,
     PolicyCapabilityUnsupportedError,
 )
+from .._images import ImageInput
 from .._policy import Policy, validate_policy
 from ..driver._spi import Descriptor
 from ._options import AgentSettings, RunSettings
@@ -46,6 +48,17 @@ def check_policy(policy: Policy, desc: Descriptor) -> None:
                 f"supported: {sorted(m.name for m in supported_modes) or 'none (leave it INHERIT)'}",
                 option=f"policy.approvals.{name}",
             )
+
+
+def check_images(images: tuple[ImageInput, ...], desc: Descriptor) -> None:
+    """Refuse ``images=`` before launch on a driver whose Descriptor does not declare the ``images`` capability."""
+    if images and not desc.images:
+        raise ConfigError(
+            f"driver {desc.name!r} does not accept images in a prompt (its Descriptor's images capability is "
+            f"False); send the prompt without images=, or use a driver that declares images",
+            option="images",
+            details={"capability": "images"},
+        )
 
 
 def check_construction(agent: AgentSettings) -> None:

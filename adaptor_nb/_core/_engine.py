@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._enums import Timing
 from .._errors import AdaptorError, AgentCloseError, ConfigError
+from .._images import resolve_images
 from .._policy import Author
 from ..driver._optional import ProcessLifecycleDriver
 from ..driver._spi import Descriptor, Driver
@@ -144,6 +145,8 @@ class Engine:
             author = call.get("author")
             if author is not None and not isinstance(author, Author):
                 raise ConfigError(f"author must be an Author, got {author!r}", option="author")
+            if "images" in call:  # read and typed now: a bad item fails before any process starts
+                call["images"] = resolve_images(call["images"])
         except AdaptorError as exc:
             config_error = exc
         from ._execution import Execution

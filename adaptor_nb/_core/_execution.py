@@ -36,6 +36,7 @@ from .._events import (
     TurnEnd,
 )
 from .._host_identity import bind_identity
+from .._images import ImageInput, prompt_images_item
 from .._policy import Author
 from .._result import RawStreams, Result
 from .._schema import ResolvedSchema, parse_json_text, prompt_suffix, resolve_schema, validation_errors
@@ -52,7 +53,7 @@ from ..driver._tap import run_driver
 from ._approvals import ApprovalAbort, CoreApprovals
 from ._binding import ThreadBinding, ThreadPlan
 from ._broker import Broker
-from ._checks import check_policy, check_resources, check_resume_prerequisite
+from ._checks import check_images, check_policy, check_resources, check_resume_prerequisite
 from ._context import RunContextImpl
 from ._hosting import HostedRun, check_thread_tools
 from ._mcp_check import check_mcp
@@ -63,9 +64,11 @@ from ._resolver import resolve_messages
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
+from ._work_clock import WorkClock
 from ._workspace import RunProvision, check_provisioning, finish_provision
 
 STDERR_TAIL = 4000
+DEADLINE_CAUSE = "the run exceeded its execution_timeout"
 
 T = TypeVar("T")
 
@@ -105,6 +108,7 @@ class Execution:
         self.settings = settings
         self.prompt = prompt
         self.call = call
+        self.images: tuple[ImageInput, ...] = call.get("images") or ()
         self.binding = binding
         self.thread_key = binding.key if binding else ""
         self.run_id = f"run_{uuid.uuid4().hex[:16]}"
@@ -120,6 +124,7 @@ class Execution:
             max_turns=self.max_turns,
         )
         self.queue.starting_id = start_id or ""
+        self.clock = WorkClock()
         self.approvals = CoreApprovals(
             self.broker,
             settings.policy.approvals,
@@ -127,6 +132,7 @@ class Execution:
             run_id=self.run_id,
             retry_supported=self.desc.approvals.retry,
             wait_for_consumer=binding.standby.wait_for_consumer if binding and binding.standby else None,
+            clock=self.clock,
         )
         self.ctx: RunContextImpl | None = None
         self.run_services = RunServices(settings.run_services, self.run_id, self.broker)
@@ -229,6 +235,7 @@ class Execution:
         except ConfigError as exc:
             raise InvalidDriverConfigError(str(exc), option=exc.option) from None
         check_policy(s.policy, self.desc)
+        check_images(self.images, self.desc)
         check_resources(self._host.agent_settings, s, self.desc)
         if self.binding is not None:
             check_resume_prerequisite(self.driver, self.desc)
@@ -270,6 +277,8 @@ class Execution:
                 return Result(run_id=self.run_id, thread_key=self.thread_key, provider=self.desc.provider)
         self._check_cancelled()
         self._run_started()
+        if self.images:  # the record keeps what the prompt carried, never the bytes
+            self.ctx.transcript(prompt_images_item(self.images))
         await self._attach_services()
         await self._tools.start(self.desc, self.notice)
         outcome = await self._invoke(schema)
@@ -362,7 +371,15 @@ class Execution:
             )
         return rs
 
-    def _invocation(self, schema: ResolvedSchema | None, prompt: str, *, resume: Any, fork: bool) -> Invocation:
+    def _invocation(
+        self,
+        schema: ResolvedSchema | None,
+        prompt: str,
+        *,
+        resume: Any,
+        fork: bool,
+        images: tuple[ImageInput, ...] = (),
+    ) -> Invocation:
         s = self.settings
         native = schema is not None and self.desc.structured_output.native
         if schema is not None and not native:
@@ -375,7 +392,9 @@ class Execution:
             prompt=prompt,
             thread_key=self.thread_key,
             model=s.model,
-            instructions="\n\n".join(t for t in (s.instructions, self.prepared.instructions) if t),
+            instructions="\n\n".join(
+                t for t in (s.instructions, self.prepared.instructions, s.append_instructions) if t
+            ),
             workspace=s.workspace,
             timeout=s.timeout,
             metadata=dict(s.metadata),
@@ -399,6 +418,7 @@ class Execution:
             mcp=self.provision.mcp_for(self.prepared.mcp),
             env={**self.prepared.env, **self.provision.env},
             tools=self._tools.hosted,
+            images=images,
         )
 
     async def _invoke(self, schema: ResolvedSchema | None) -> DriverOutcome:
@@ -412,7 +432,9 @@ class Execution:
         if self.binding is not None and self.settings.spawn:
             await self._host.slots.close(self.thread_key)
         try:
-            return await self._run_driver(self._invocation(schema, prompt, resume=resume, fork=fork))
+            return await self._run_driver(
+                self._invocation(schema, prompt, resume=resume, fork=fork, images=self.images)
+            )
         except ResumeRejectedError as exc:
             if plan is None or self.binding is None or self.binding.resume_only or plan.fell_back:
                 raise
@@ -420,7 +442,11 @@ class Execution:
             self.binding.fall_back(plan, "resume_rejected", str(exc), self.notice)
             return await self._run_driver(
                 self._invocation(
-                    schema, self.run_services.preamble + plan.prefix + self.prompt, resume=None, fork=False
+                    schema,
+                    self.run_services.preamble + plan.prefix + self.prompt,
+                    resume=None,
+                    fork=False,
+                    images=self.images,
                 )
             )
 
@@ -433,10 +459,18 @@ class Execution:
         self._driver_task = task
         timeout = self.settings.timeout
         deadline = None if timeout is None else self._t0 + timeout
+        budget = self.settings.execution_timeout
+        working = None if budget is None else self._loop.create_task(self.clock.run_out(budget))
         try:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done, _ = await asyncio.wait({task}, timeout=remaining)
-            if not done:
+            waits: set[asyncio.Task[Any]] = {task} if working is None else {task, working}
+            done, _ = await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            if working is not None and working in done and task not in done:
+                assert budget is not None
+                self._cancel(f"{DEADLINE_CAUSE} ({budget:g} s of work, approval waits not counted)")
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(task), 30)
+            elif not done:
                 self._cancel(f"the run timed out after {timeout:g} s")
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(asyncio.shield(task), 30)
@@ -445,6 +479,16 @@ class Execution:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 30)
             raise
+        finally:
+            if working is not None:
+                working.cancel()
+        if self._cancel_cause.startswith(DEADLINE_CAUSE):
+            raise RunError.for_reason(
+                FailureReason.DEADLINE_EXCEEDED,
+                self._cancel_cause,
+                result=self._partial(),
+                details={"execution_timeout": budget, "working_seconds": round(self.clock.elapsed(), 3)},
+            )
         if task.cancelled() or not task.done():
             raise RunCancelled(
                 self._cancel_cause or "the driver task was cancelled",
@@ -469,11 +513,15 @@ class Execution:
             raise exc
         if isinstance(exc, asyncio.CancelledError):
             raise RunCancelled(self._cancel_cause or "cancelled", result=self._partial())
+        # An OS-level error escaping the driver (a CLI that cannot be started, a connection refused) is the
+        # machinery failing, not the model; anything else is the driver's own fault.
+        reason = FailureReason.INFRASTRUCTURE if isinstance(exc, OSError) else FailureReason.AGENT_ERROR
         raise RunError.for_reason(
-            FailureReason.AGENT_ERROR,
+            reason,
             f"driver {self.desc.name!r} crashed: {type(exc).__name__}: {exc}",
             result=self._partial(),
             details={"exception": type(exc).__name__},
+            cause=exc,
         )
 
     def _failure(self, f: DriverFailure, outcome: DriverOutcome | None) -> RunError:
@@ -482,7 +530,8 @@ class Execution:
             details.setdefault("retryable", True)
         if f.retry_after is not None:
             details.setdefault("retry_after", f.retry_after)
-        return RunError.for_reason(f.reason, f.message, result=self._partial(outcome), details=details)
+        cause = f.cause or f.__cause__ or f  # the driver's classified failure, or what it wraps
+        return RunError.for_reason(f.reason, f.message, result=self._partial(outcome), details=details, cause=cause)
 
     async def _continue_by_resume(self, outcome: DriverOutcome, schema: ResolvedSchema | None) -> DriverOutcome:
         """ContinueMode.RESUME: the core continues with queued input through the run's fresh checkpoint."""

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from os import PathLike
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
 from .._enums import Timing
@@ -24,8 +25,10 @@ class RunOptions(TypedDict, total=False):
 
     model: str | None
     timeout: float | timedelta | None
+    execution_timeout: float | timedelta | None
     spawn: bool
     instructions: str | None
+    append_instructions: str | None
     workspace: str | None
     workspace_spec: Any
     metadata: Mapping[str, str] | None
@@ -82,11 +85,17 @@ class MessageOptions(TypedDict, total=False):
     when: Timing
 
 
-class SendOptions(RunOptions, SchemaOptions, MessageOptions, total=False):
+class PromptOptions(TypedDict, total=False):
+    """What the starting prompt carries besides its text: ``images`` (PNG/JPEG bytes or paths)."""
+
+    images: Sequence[bytes | str | PathLike[str]] | None
+
+
+class SendOptions(RunOptions, SchemaOptions, MessageOptions, PromptOptions, total=False):
     """Every option of ``send(prompt, **options)`` on an Agent, a Thread or a Standby."""
 
 
-class RunAsOptions(RunOptions, SchemaExtras, MessageOptions, total=False):
+class RunAsOptions(RunOptions, SchemaExtras, MessageOptions, PromptOptions, total=False):
     """The options of ``run_as`` (its ``tp`` argument is the schema)."""
 
 
@@ -94,7 +103,8 @@ SHARED_OPTIONS = frozenset(RunOptions.__annotations__)
 CONSTRUCTION_ONLY = frozenset(ConstructionOptions.__annotations__)
 SCHEMA_OPTIONS = frozenset(SchemaOptions.__annotations__)
 MESSAGE_OPTIONS = frozenset(MessageOptions.__annotations__)
-CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS
+PROMPT_OPTIONS = frozenset(PromptOptions.__annotations__)
+CALL_ONLY = SCHEMA_OPTIONS | MESSAGE_OPTIONS | PROMPT_OPTIONS
 
 _UNSET: Any = object()
 
@@ -105,8 +115,12 @@ class RunSettings(RunSetters):
 
     model: str = ""
     timeout: float | None = None
+    execution_timeout: float | None = None
+    """Seconds the run may spend working; time waiting for a person's approval or answer does not count."""
     spawn: bool = False
     instructions: str = ""
+    append_instructions: str = ""
+    """Text added after ``instructions`` (never replacing them); every scope's text is kept, outermost first."""
     workspace: str = ""
     workspace_spec: Any = None
     metadata: Mapping[str, str] = field(default_factory=dict)
@@ -238,8 +252,8 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
                 raise ConfigError(f"model must be a string, got {value!r}", option="model")
             if value:
                 changes["model"] = value
-        elif name == "timeout":
-            changes["timeout"] = _seconds("timeout", value)
+        elif name in ("timeout", "execution_timeout"):
+            changes[name] = _seconds(name, value)
         elif name == "spawn":
             if not isinstance(value, bool):
                 raise ConfigError(f"spawn must be a bool, got {value!r}", option="spawn")
@@ -250,6 +264,13 @@ def merge_run(base: RunSettings, options: Mapping[str, Any]) -> RunSettings:
             if not isinstance(value, str):
                 raise ConfigError(f"{name} must be a string, got {value!r}", option=name)
             changes[name] = value
+        elif name == "append_instructions":
+            if value is None or value == "":
+                continue
+            if not isinstance(value, str):
+                raise ConfigError(f"append_instructions must be a string, got {value!r}", option=name)
+            earlier = changes.get(name, base.append_instructions)
+            changes[name] = f"{earlier}\n\n{value}" if earlier else value
         elif name == "metadata":
             if value is None:
                 continue

@@ -93,7 +93,8 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
     key = None
     if schema is None:  # the usual case: every part hashable, and the same on each send of a Thread
         try:
-            key = (driver.name, inv.model, inv.instructions, policy, inv.max_turns, inv.fork, mcp)
+            images = tuple(i.sha256 for i in inv.images)
+            key = (driver.name, inv.model, inv.instructions, policy, inv.max_turns, inv.fork, mcp, images)
             known = _DIGESTS.get(key)
         except TypeError:
             key = known = None
@@ -109,6 +110,8 @@ def options_digest(driver: Driver, inv: Invocation) -> str:
         "fork": inv.fork,
         "mcp": None if mcp is None else list(mcp),
     }
+    if inv.images:  # a run with other images asks something else (absent otherwise: older digests stay valid)
+        parts["images"] = [i.sha256 for i in inv.images]
     found = digest(json.dumps(parts, sort_keys=True, default=str))
     if key is not None:
         if len(_DIGESTS) >= 256:

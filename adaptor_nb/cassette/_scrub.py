@@ -8,6 +8,9 @@ that hold durations or clock readings become 0.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import os
 import re
@@ -98,15 +101,46 @@ class Scrubber:
 
 
 def volatile(obj: Any) -> Any:
-    """``obj`` with numbers under duration and clock keys set to 0."""
+    """``obj`` with numbers under duration and clock keys set to 0, and image bytes (base64 sources, ``data:image``
+    URLs) replaced by their SHA-256 (see ``image_digest``)."""
     if isinstance(obj, dict):
-        return {
-            k: 0 if _VOLATILE_KEY.search(k) and isinstance(v, int | float) and not isinstance(v, bool) else volatile(v)
-            for k, v in obj.items()
-        }
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if _VOLATILE_KEY.search(k) and isinstance(v, int | float) and not isinstance(v, bool):
+                out[k] = 0
+            elif isinstance(v, str):
+                out[k] = image_digest(k, v, obj)
+            else:
+                out[k] = volatile(v)
+        return out
     if isinstance(obj, list):
         return [volatile(v) for v in obj]
     return obj
+
+
+def _sha256_of_base64(data: str) -> str:
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raw = data.encode("utf-8", "surrogateescape")
+    return hashlib.sha256(raw).hexdigest()
+
+
+def image_digest(key: str, value: str, owner: dict[str, Any]) -> str:
+    """An image's bytes in a recorded frame, replaced by their SHA-256: a cassette keeps what identifies the image,
+    not the image (``data`` of a base64 image source becomes ``sha256:<hex>``; a ``data:image/...;base64,`` URL
+    becomes ``data:image/...;sha256,<hex>``). Any other string is returned as it is."""
+    if (
+        key == "data"
+        and owner.get("type") == "base64"
+        and str(owner.get("media_type", "")).startswith("image/")
+        and not value.startswith("sha256:")
+    ):
+        return "sha256:" + _sha256_of_base64(value)
+    if value.startswith("data:image/") and ";base64," in value:
+        head, _, data = value.partition(";base64,")
+        return f"{head};sha256,{_sha256_of_base64(data)}"
+    return value
 
 
 def highest_placeholder(text: str) -> int:

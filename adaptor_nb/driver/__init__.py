@@ -57,6 +57,7 @@ _PUBLIC: dict[str, str] = {
     "HostedTools": "._hosted",
     "mark_host_tool": "._hosted",
     "IdentityCodec": "._spi",
+    "ImageInput": ".._images",
     "InvalidDriverConfigError": ".._errors",
     "InvalidMCPConfigError": ".._errors",
     "LineBuffer": "._process",
@@ -183,6 +184,7 @@ if TYPE_CHECKING:
     from .._events import ToolResult as ToolResult
     from .._events import text_delta as text_delta
     from .._events import with_meta as with_meta
+    from .._images import ImageInput as ImageInput
     from .._result import TranscriptItem as TranscriptItem
     from .._result import TranscriptMessage as TranscriptMessage
     from .._result import Usage as Usage

@@ -21,6 +21,7 @@ from .._enums import (
     Timing,
 )
 from .._events import Event
+from .._images import ImageInput
 from .._policy import Author, Identity, Policy
 from .._result import TranscriptItem, Usage
 from ..mcp import Server as MCPServer
@@ -109,6 +110,9 @@ class Descriptor:
     host_tools_channel: bool = False
     """The driver serves host tools over its CLI's own channel (``HostedTools.serve``), so its runs never start the
     Agent's loopback HTTP server (no port, no token)."""
+    images: bool = False
+    """The driver hands ``Invocation.images`` (PNG/JPEG) to its CLI with the prompt; without it ``images=`` is
+    refused before launch."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,9 @@ class Invocation:
     thread_key: str = ""
     model: str = ""
     instructions: str = ""
+    """Extra instructions, resolved: the run's ``instructions``, the profile's, then its ``append_instructions``.
+    A driver adds them to the CLI's own system prompt (or ahead of a fresh session's first prompt), never replacing
+    it."""
     workspace: str = ""
     timeout: float | None = None
     metadata: dict[str, str] = field(default_factory=dict)
@@ -193,6 +200,8 @@ class Invocation:
     """The resolved MCP servers, already validated: None leaves the CLI's own MCP setup alone, ``()`` clears it."""
     tools: HostedTools | None = None
     """The Agent's host tools (``tools=[...]``): attach this server whatever ``mcp`` says; None: no host tools."""
+    images: tuple[ImageInput, ...] = ()
+    """Images sent with ``prompt`` (already read and typed); only given to drivers that declare ``images``."""
 
 
 @dataclass(frozen=True)
@@ -347,10 +356,12 @@ class DriverFailure(Exception):
         session_id: str = "",
         retryable: bool = False,
         retry_after: float | None = None,
+        cause: BaseException | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason
+        self.cause = cause
         self.details: dict[str, Any] = dict(details or {})
         self.session_id = session_id
         self.retryable = retryable

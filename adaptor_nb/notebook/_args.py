@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from .._views._interpolate import OptionError as OptionError  # the error option lines and templates raise
+from ._attach import Attachment, parse_attachment
 from ._help import ACP_NAMES, DRIVER_NAMES
 from ._tools import ToolsError, tool_names
 
@@ -36,6 +37,7 @@ class CellOptions:
     tools: tuple[str, ...] = ()
     approval_timeout: float | None = None  # seconds; NO_EXPIRY (negative) waits for ever
     no_raise: bool = False
+    attach: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--tools")
     p.add_argument("--approval-timeout", type=approval_seconds)
     p.add_argument("--no-raise", action="store_true")
+    p.add_argument("--attach", action="append", default=[])  # a figure or a DataFrame, repeatable
     return p
 
 
@@ -143,6 +146,10 @@ def parse_cell_line(line: str) -> CellOptions:
         raise OptionError(f"%%agent: --map must name a variable that holds a DataFrame, got {ns.map!r}")
     if ns.map is not None and "," in f"{ns.driver or ''}{ns.agent or ''}":
         raise OptionError("%%agent: --map runs one driver; compare drivers side by side without --map")
+    if ns.map is not None and ns.attach:
+        raise OptionError("%%agent: --attach cannot be used with --map (attach to a single run)")
+    if ns.attach and "," in f"{ns.driver or ''}{ns.agent or ''}":
+        raise OptionError("%%agent: --attach sends to one run; it cannot be used with several drivers side by side")
     if ns.map is not None and ns.spawn:
         raise OptionError("%%agent: --spawn cannot be used with --map (each row is its own run already)")
     return CellOptions(
@@ -164,6 +171,7 @@ def parse_cell_line(line: str) -> CellOptions:
         tools=_tools(ns.tools, ns.agent),
         approval_timeout=ns.approval_timeout,
         no_raise=ns.no_raise,
+        attach=tuple(parse_attachment(v) for v in ns.attach),
     )
 
 

@@ -53,6 +53,9 @@ Options:
                         answer while a front end shows it, and 30 s in headless runs (nbconvert, nbval, papermill)
   --no-raise            a denied, expired or failed run does not raise: --out holds its partial Result, the
                         view shows the failure and Run All goes on
+  --attach NAME         send NAME with the prompt (repeatable): a matplotlib figure or Axes as a PNG image
+                        (fig alone: the figure named fig, else pyplot's current one; needs matplotlib), a
+                        DataFrame or Series as its first 10 rows in a text table after the prompt
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded

@@ -13,6 +13,7 @@ from .._credentials import missing_credentials
 from .._views._frontend import front_end
 from .._views._interpolate import interpolate
 from ._args import OptionError, UseOptions, compared, parse_cell_line, parse_use, split_line
+from ._attach import collect
 from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
@@ -164,10 +165,15 @@ async def run_cell(line: str, body: str) -> None:
             from ._compare import run_compare
 
             return await run_compare(session, opts, prompt, schema, namespace, shell)
+        attached = collect(opts.attach, namespace) if opts.attach else None
         plan = await session.plan(opts, namespace)
     except (OptionError, SetupError) as exc:
         raise _usage_error(str(exc)) from None
     call = dict(plan.call)
+    if attached is not None:
+        prompt = attached.prompt(prompt)
+        if attached.images:
+            call["images"] = attached.images
     if schema is not None:
         call["schema"] = schema
     fresh = await session.new_thread_notice(plan)  # before the run starts, which makes the thread

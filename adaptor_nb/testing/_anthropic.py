@@ -18,6 +18,7 @@ prompt itself:
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import socket
@@ -176,6 +177,18 @@ class RecordedRequest:
         """The last text block of the newest user message that is not only tool results (reminders left out)."""
         idx = _prompt_index(self.messages)
         return _user_text(self.messages[idx]) if idx >= 0 else ""
+
+    @property
+    def prompt_images(self) -> list[tuple[str, bytes]]:
+        """The images of the prompt's user message as ``(media_type, bytes)``, in order (base64 blocks decoded)."""
+        idx = _prompt_index(self.messages)
+        content = self.messages[idx].get("content") if idx >= 0 else None
+        out: list[tuple[str, bytes]] = []
+        for b in content if isinstance(content, list) else []:
+            source = b.get("source") if isinstance(b, dict) and b.get("type") == "image" else None
+            if isinstance(source, dict) and source.get("type") == "base64":
+                out.append((str(source.get("media_type", "")), base64.b64decode(str(source.get("data", "")))))
+        return out
 
     @property
     def tool_results(self) -> list[dict[str, Any]]:

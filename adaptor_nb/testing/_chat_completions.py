@@ -18,6 +18,7 @@ Requests whose ``X-Agent-Purpose`` is ``auto_mode_classifier`` are answered ``<b
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import re
@@ -157,6 +158,27 @@ class ChatRequest:
         """The newest user prompt."""
         queries = self.user_queries()
         return queries[-1] if queries else ""
+
+    @property
+    def prompt_images(self) -> list[tuple[str, bytes]]:
+        """The ``data:`` URL images of the newest user message that carries a text part, as
+        ``(media_type, bytes)`` in order."""
+        for msg in reversed(self.messages):
+            content = msg.get("content")
+            if msg.get("role") != "user" or not isinstance(content, list):
+                continue
+            parts = [p for p in content if isinstance(p, dict)]
+            if not any(p.get("type") == "text" for p in parts):
+                continue
+            out: list[tuple[str, bytes]] = []
+            for part in parts:
+                image = part.get("image_url") if part.get("type") == "image_url" else None
+                url = str(image.get("url", "")) if isinstance(image, dict) else ""
+                head, _, data = url.partition(";base64,")
+                if head.startswith("data:") and data:
+                    out.append((head[len("data:") :], base64.b64decode(data)))
+            return out
+        return []
 
     @property
     def tool_outputs(self) -> list[str]:

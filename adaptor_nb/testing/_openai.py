@@ -17,6 +17,7 @@ Point Codex at it with a ``model_providers`` entry whose ``base_url`` is ``serve
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import itertools
 import json
@@ -170,6 +171,26 @@ class RecordedRequest:
         """The newest user message."""
         texts = self.user_texts()
         return texts[-1] if texts else ""
+
+    @property
+    def prompt_images(self) -> list[tuple[str, bytes]]:
+        """The ``data:`` URL images of the newest user message as ``(media_type, bytes)``, in order."""
+        for item in reversed(self.input_items):
+            if item.get("type", "message") != "message" or item.get("role") != "user":
+                continue
+            content = item.get("content")
+            parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+            text = "".join(str(p.get("text", "")) for p in parts)
+            if text.startswith(_SYNTHETIC_USER_PREFIXES):
+                continue
+            out: list[tuple[str, bytes]] = []
+            for part in parts:
+                url = str(part.get("image_url", "")) if part.get("type") == "input_image" else ""
+                head, _, data = url.partition(";base64,")
+                if head.startswith("data:") and data:
+                    out.append((head[len("data:") :], base64.b64decode(data)))
+            return out
+        return []
 
     @property
     def tool_outputs(self) -> list[str]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from _pictures import png
 from _support import drain, require_cli
 
 from adaptor_nb import Agent, ApprovalRequest, Notice, ProcessInfo, ProcessKind, ToolCall, ToolResult
@@ -157,3 +160,30 @@ async def test_an_approval_and_its_answer_are_recorded_and_replayed(
     assert str(target) in seen[1].details["input"]["command"]  # the recorded path is put back as this machine's
     assert not target.exists()  # nothing ran: the answer came from the recording
     assert [e for e in events if isinstance(e, ApprovalRequest)]
+
+
+async def test_a_prompt_with_images_is_recorded_by_digest_and_replays(
+    cli: str, tmp_path: Path, home: Path, workspace: Path
+) -> None:
+    picture = png(6, 6, rgb=(9, 99, 199))
+    encoded = base64.b64encode(picture).decode()
+    tape = tmp_path / "images.jsonl"
+
+    async def send(config: claude.Config, image: bytes) -> tuple[list[Any], Any, Any]:
+        async with Agent(claude.Driver(config), workspace=str(workspace)) as agent:
+            return await drain(agent.send("describe [[say a blue square]]", images=[image]))
+
+    with FakeAnthropicServer() as fake, Cassette(tape, mode="rewrite") as rec:
+        _, live, _ = await send(_config([cli], home, workspace, fake.url), picture)
+        url = fake.url
+        assert fake.message_requests[-1].prompt_images == [("image/png", picture)]
+    assert rec.recorded == 1 and live.text == "a blue square"
+    text = tape.read_text()
+    assert encoded not in text and encoded[:40] not in text
+    assert "sha256:" + hashlib.sha256(picture).hexdigest() in text
+    missing = str(tmp_path / "no-such-dir" / "claude")
+    with Cassette(tape, mode="none") as play:
+        _, replayed, _ = await send(_config([missing], home, workspace, url), picture)
+        _, _, changed = await send(_config([missing], home, workspace, url), png(6, 6, rgb=(1, 2, 3)))
+    assert play.replayed == 1 and replayed.text == "a blue square"
+    assert isinstance(changed, CassetteError)  # another image asks another question: no recording answers it

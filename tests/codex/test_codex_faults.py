@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, AgentFailed, Notice, ProcessInfo, ProcessKind, RunCancelled, ToolResult
+from adaptor_nb import Agent, AgentFailed, FailureReason, Notice, ProcessInfo, ProcessKind, RunCancelled, ToolResult
 from adaptor_nb.testing import FakeOpenAIServer
 from adaptor_nb.testing._openai import Reply
 
@@ -168,3 +168,15 @@ async def test_a_cli_that_never_answers_initialize_times_out_and_is_reaped(
         _, _, error = await run_all(agent.send("hi"))
     assert isinstance(error, AgentFailed)
     assert "did not answer initialize within 0.5 s" in error.message
+
+
+async def test_an_app_server_that_cannot_be_started_is_an_infrastructure_failure_with_its_cause(
+    make_driver: DriverFactory, workspace: Path, tmp_path: Path
+) -> None:
+    gone = tmp_path / "codex"
+    gone.write_text("#!/no/such/interpreter\n")  # an executable file whose exec fails (ENOENT)
+    gone.chmod(0o755)
+    async with Agent(make_driver(command=[str(gone)]), workspace=str(workspace)) as agent:
+        _events, _result, error = await run_all(agent.send("work"))
+    assert isinstance(error, AgentFailed)
+    assert error.reason is FailureReason.INFRASTRUCTURE and isinstance(error.cause, OSError)

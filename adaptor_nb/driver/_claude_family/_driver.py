@@ -110,6 +110,7 @@ class ClaudeFamilyDriver:
             mcp=MCP_CONFIG_TRANSPORTS,
             host_tools=True,
             host_tools_channel=profile.host_tools_channel,
+            images=True,  # the prompt's user line carries base64 image blocks
         )
 
     def validate_config(self) -> None:

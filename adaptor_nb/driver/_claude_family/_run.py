@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from ..._enums import Boundary, MessageFailure, NoticeKind, ProcessKind
 from ..._errors import AdaptorError
 from ..._events import Event, EventMeta, EventSourceMeta, Notice, ProcessInfo
+from ..._images import ImageInput
 from ..._result import TranscriptItem
 from .._claude_stream import ClaudeLikeResult, ClaudeLikeTranslator
 from .._emit import TextDeltas
@@ -25,6 +26,7 @@ from .._mcp_config import required_mcp_failures
 from .._spi import ClaimedMessage, DriverFailure, DriverOutcome, Invocation, RunContext
 from ._control import ControlRequests
 from ._decode import EOF, LINES, STDERR, WAKE, text_of
+from ._input import user_content
 from ._process import ClaudeFamilyProcess
 from ._steer import Pending, Steering
 from ._turns import Finished, TurnEnds
@@ -99,7 +101,7 @@ class ClaudeFamilyRun(Steering, ControlRequests, TurnEnds):
 
     async def execute(self) -> DriverOutcome:
         """Write the prompt and follow the CLI until the run's last turn ended."""
-        self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt")
+        self.prompt_uuid = self._write_user(self.inv.prompt, [], Boundary.IN_RUN, "prompt", images=self.inv.images)
         try:
             await self._loop()
         except Finished:
@@ -334,8 +336,10 @@ class ClaudeFamilyRun(Steering, ControlRequests, TurnEnds):
         boundary: Boundary,
         mechanism: str,
         also: list[ClaimedMessage] | None = None,
+        images: tuple[ImageInput, ...] = (),
     ) -> str:
-        """Write one user line; ``also`` are messages joined to it at turn end (delivered as TURN_END/stdin)."""
+        """Write one user line; ``also`` are messages joined to it at turn end (delivered as TURN_END/stdin);
+        ``images`` go before the text as base64 image blocks."""
         uid = str(uuid.uuid4())
         self.pending[uid] = Pending(claimed, boundary, mechanism)
         if also:
@@ -348,7 +352,7 @@ class ClaudeFamilyRun(Steering, ControlRequests, TurnEnds):
                 "uuid": uid,
                 "session_id": "",
                 "parent_tool_use_id": None,
-                "message": {"role": "user", "content": text},
+                "message": {"role": "user", "content": user_content(text, images)},
             }
         )
         if not self.echo_supported:

@@ -299,7 +299,7 @@ class TurnEnds:
         self._failure = DriverFailure(
             f"{label} exited with code {rc} before the run finished"
             + (f": {tail.strip().splitlines()[-1]}" if tail.strip() else ""),
-            reason=FailureReason.AGENT_ERROR,
+            reason=FailureReason.INFRASTRUCTURE,
             details={"exit_code": rc, "stderr_tail": tail, "session_id": self.session_id, "pid": self.proc.pid},
             session_id=self.session_id,
         )

@@ -14,6 +14,7 @@ from ...driver import (
     Availability,
     Boundary,
     ConfigSchema,
+    ConfigError,
     ContinueMode,
     Descriptor,
     DriverFailure,
@@ -98,6 +99,7 @@ class Driver:
             persistent=True,
             mcp=TRANSPORTS,
             host_tools=True,
+            images=True,  # image content blocks, to agents that advertise promptCapabilities.image
         )
 
     def validate_config(self) -> None:
@@ -135,6 +137,13 @@ class Driver:
         agent = await self._acquire(inv, ctx, cwd, fingerprint)
         healthy = False
         try:
+            if inv.images and not agent.takes_images:
+                raise ConfigError(
+                    f"the ACP agent {self.config.agent_name!r} does not accept images: its initialize answer lacks "
+                    "agentCapabilities.promptCapabilities.image; send the prompt without images=",
+                    option="images",
+                    details={"capability": "promptCapabilities.image"},
+                )
             c = self.config
             where = f"set {' or '.join(c.auth_envs)}" if c.auth_envs else ""
             await open_session(agent, inv, cwd, c.startup_timeout, c.mode, self._env(inv), where)
@@ -147,7 +156,7 @@ class Driver:
             model = inv.model or current_model(agent)
             turn = Turn(agent, ctx, c.agent_name, model, c.grace_period, c.idle_timeout, inv.tools)
             try:
-                outcome = await turn.execute(text)
+                outcome = await turn.execute(text, inv.images)
             finally:
                 healthy = turn.finished and agent.alive
             outcome.checkpoint_data["workspace"] = cwd

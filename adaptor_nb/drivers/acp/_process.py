@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...driver import CLIProcess, DriverFailure, RunContext
+from ...driver import CLIProcess, DriverFailure, FailureReason, RunContext
 from ._sdk import sdk
 from ._transport import LineTransport
 
@@ -153,6 +153,7 @@ class AgentProcess:
                 if exited in done:
                     raise DriverFailure(
                         f"the ACP agent {argv[0]!r} exited before answering initialize (exit code {proc.returncode})",
+                        reason=FailureReason.INFRASTRUCTURE,
                         details={"exit_code": proc.returncode, "stderr_tail": await _tail(proc)},
                     )
                 raise DriverFailure(
@@ -201,6 +202,13 @@ class AgentProcess:
     def can_load(self) -> bool:
         caps = self.init.get("agentCapabilities")
         return isinstance(caps, dict) and bool(caps.get("loadSession"))
+
+    @property
+    def takes_images(self) -> bool:
+        """The agent advertised ``promptCapabilities.image`` in its ``initialize`` answer."""
+        caps = self.init.get("agentCapabilities")
+        prompt = caps.get("promptCapabilities") if isinstance(caps, dict) else None
+        return isinstance(prompt, dict) and bool(prompt.get("image"))
 
     @property
     def auth_methods(self) -> list[str]:

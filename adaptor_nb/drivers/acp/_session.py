@@ -16,6 +16,7 @@ from ...driver import (
     DriverFailure,
     DriverOutcome,
     HostedTools,
+    ImageInput,
     Invocation,
     MessageFailure,
     Notice,
@@ -191,10 +192,13 @@ class Turn:
         self._unwatch: Callable[[], None] | None = None
         self.cancel_sent = False
 
-    async def execute(self, text: str) -> DriverOutcome:
+    async def execute(self, text: str, images: tuple[ImageInput, ...] = ()) -> DriverOutcome:
         agent = self.agent
         agent.attach(self.ctx, self.inbound)
-        blocks: list[Any] = [sdk().text_block(text)]
+        acp = sdk()
+        # Images first, then the text, as the other drivers send them; only agents advertising
+        # promptCapabilities.image get any (see Driver.run).
+        blocks: list[Any] = [*(acp.image_block(i.base64(), i.media_type) for i in images), acp.text_block(text)]
         batch: list[ClaimedMessage] = []
         try:
             while True:

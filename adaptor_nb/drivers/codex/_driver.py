@@ -27,6 +27,7 @@ from ...driver import (
     EnvironmentCheck,
     EnvironmentReport,
     EnvironmentStatus,
+    FailureReason,
     FeatureLevel,
     IdentityCodec,
     InvalidDriverConfigError,
@@ -96,6 +97,7 @@ DESCRIPTOR = Descriptor(
     persistent=True,
     mcp=MCP_TRANSPORTS,
     host_tools=True,
+    images=True,  # turn/start image items (data: URLs)
 )
 
 
@@ -281,11 +283,15 @@ class Driver:
             ) from None
         except OSError as exc:
             raise DriverFailure(
-                f"could not start codex app-server ({argv[0]}): {exc}", details={"argv": argv}
+                f"could not start codex app-server ({argv[0]}): {exc}",
+                reason=FailureReason.INFRASTRUCTURE,
+                details={"argv": argv},
+                cause=exc,
             ) from None
         except ServerClosedError as exc:
             raise DriverFailure(
                 f"codex app-server {exc.reason or 'exited'} during start-up (exit code {exc.returncode})",
+                reason=FailureReason.INFRASTRUCTURE,
                 details={"argv": argv, "exit_code": exc.returncode, "stderr_tail": exc.stderr_tail},
             ) from None
         except RpcError as exc:
@@ -340,6 +346,7 @@ class Driver:
         except ServerClosedError as exc:
             raise DriverFailure(
                 f"codex app-server exited before the thread opened (exit code {exc.returncode})",
+                reason=FailureReason.INFRASTRUCTURE,
                 details={"exit_code": exc.returncode, "stderr_tail": exc.stderr_tail},
             ) from None
         except TimeoutError:
@@ -393,7 +400,7 @@ class Driver:
                 connect_timeout=self.config.connect_timeout,
                 hosted=inv.tools,
             )
-            await runner.run(inv.prompt)
+            await runner.run(inv.prompt, inv.images)
             healthy = server.alive
             structured: Any = None
             has_structured = False

@@ -16,6 +16,7 @@ from ...driver import (
     EventSourceMeta,
     FailureReason,
     HostedTools,
+    ImageInput,
     Notice,
     NoticeKind,
     ProcessInfo,
@@ -68,6 +69,11 @@ def text_input(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text, "text_elements": []}
 
 
+def image_input(image: ImageInput) -> dict[str, Any]:
+    """An image item of ``turn/start`` input: the bytes as a ``data:`` URL (no file to write or remove)."""
+    return {"type": "image", "url": image.data_url()}
+
+
 class TurnRunner:
     """Runs turns until the agent is done: starts each turn, maps its notifications, answers approvals,
     steers or interrupts with supplemental messages, and continues with turn-end input.
@@ -111,13 +117,15 @@ class TurnRunner:
 
     # -- the loop ----------------------------------------------------------------------------------------
 
-    async def run(self, prompt: str) -> None:
-        """Run the first turn with ``prompt`` and every continuation the queued messages ask for."""
+    async def run(self, prompt: str, images: tuple[ImageInput, ...] = ()) -> None:
+        """Run the first turn with ``prompt`` (after its ``images``) and every continuation the queued messages ask
+        for."""
         inputs = [prompt]
         batch: list[tuple[ClaimedMessage, Boundary, str]] = []
         try:
             while True:
-                await self._start_turn(inputs, batch)
+                await self._start_turn(inputs, batch, images)
+                images = ()
                 turn = await self._pump()
                 batch = await self._finish_turn(turn)
                 if not batch:
@@ -126,9 +134,15 @@ class TurnRunner:
         finally:
             await self._stop_helpers()
 
-    async def _start_turn(self, inputs: list[str], batch: list[tuple[ClaimedMessage, Boundary, str]]) -> None:
+    async def _start_turn(
+        self,
+        inputs: list[str],
+        batch: list[tuple[ClaimedMessage, Boundary, str]],
+        images: tuple[ImageInput, ...] = (),
+    ) -> None:
         changed = self.server.changed_settings(self.settings)
-        params = {"threadId": self.server.thread_id, "input": [text_input(t) for t in inputs], **changed}
+        items = [*(image_input(i) for i in images), *(text_input(t) for t in inputs)]
+        params = {"threadId": self.server.thread_id, "input": items, **changed}
         if self.output_schema is not None:
             params["outputSchema"] = self.output_schema  # applies to one turn only
         self._drop_stale_turn_ends()
@@ -291,6 +305,7 @@ class TurnRunner:
                 )
                 raise DriverFailure(
                     f"codex app-server {item.reason or 'exited during a turn'} (exit code {item.returncode})",
+                    reason=FailureReason.INFRASTRUCTURE,
                     details={"turn_id": self.turn_id, "exit_code": item.returncode, "stderr_tail": self._tail()},
                     session_id=thread_id,
                     retryable=not item.reason,

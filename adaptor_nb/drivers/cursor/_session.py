@@ -154,7 +154,7 @@ class CursorTurn:
                 self._rejected(tail.splitlines()[-1] if tail else why, rc)
             raise DriverFailure(
                 f"Cursor Agent {why} before its result line" + (f": {tail[-500:]}" if tail else ""),
-                reason=FailureReason.AGENT_ERROR,
+                reason=FailureReason.INFRASTRUCTURE,
                 details=details,
                 session_id=tr.session_id,
             )
