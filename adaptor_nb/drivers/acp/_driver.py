@@ -13,8 +13,8 @@ from typing import Any
 from ...driver import (
     Availability,
     Boundary,
-    ConfigSchema,
     ConfigError,
+    ConfigSchema,
     ContinueMode,
     Descriptor,
     DriverFailure,

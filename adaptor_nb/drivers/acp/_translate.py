@@ -183,13 +183,14 @@ class Translator:
         out: list[Event] = [end]
         start = self.capabilities.pop(call_id, None)
         if start is not None:
-            out.append(CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not end.is_error))
+            out.append(
+                CapabilityEnd(kind="mcp_tool", name=start.name, scope=call_id, output=result, ok=not end.is_error)
+            )
         return out
 
     def tool_name(self, update: dict[str, Any]) -> str:
         """The tool's name: a host tool's CLI name when the agent names one of the Agent's tools, else its own."""
         return host_tool_name(update, self.hosted) or _tool_name(update)
-
 
     def _mcp_start(self, call_id: str, update: dict[str, Any]) -> list[Event]:
         """A capability start for a call of an MCP server's tool (not a host tool), where the agent says it is one:
@@ -209,6 +210,7 @@ class Translator:
         start = CapabilityStart(kind="mcp_tool", name=f"{server}/{tool}", scope=call_id, input=args)
         self.capabilities[call_id] = start
         return [start]
+
 
 def host_tool_name(update: dict[str, Any], hosted: HostedTools | None) -> str:
     """The CLI name (``mcp__<server>__<tool>``) of the host tool a tool call names, else "".
