@@ -1,7 +1,8 @@
 """``%%agent --tools a,b`` and ``%agent tools``: Python functions of the notebook as the Agent's host tools.
 
 The names are looked up in the user namespace when the cell runs: each must hold a callable or a
-``tool.define(...)`` result (anything else is a UsageError before any run). Tools are construction-only, so each
+``tool.define(...)`` result (anything else is a UsageError before any run); a plain function gets a revision
+made from its source code, so a Thread sees when its definition changes. Tools are construction-only, so each
 distinct tool set gets its own notebook Agent on the same thread store.
 """
 
@@ -49,10 +50,25 @@ def resolve_tools(names: tuple[str, ...], namespace: dict[str, Any]) -> tuple[An
         if not callable(value):
             raise ToolsError(f"--tools {name}: {type(value).__name__} is not callable")
         try:
-            out.append(define(value, name=name))
+            out.append(define(value, name=name, revision=_revision(value)))
         except (TypeError, ValueError) as exc:
             raise ToolsError(f"--tools {name}: {exc}") from None
     return tuple(out)
+
+
+def _revision(fn: Any) -> str:
+    """A plain function's revision: a digest of its code, so a Thread notices when the cell defining it changes."""
+    import hashlib
+    import inspect
+
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        text = repr(
+            (getattr(fn, "__qualname__", repr(fn)), code.co_code if code else b"", code.co_consts if code else ())
+        )
+    return "src-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def _signature(tools: tuple[Any, ...]) -> str:
