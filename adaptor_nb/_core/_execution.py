@@ -57,6 +57,7 @@ from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
 from ._profile import Prepared, ProfileManager
+from ._redact import Redaction, run_secrets
 from ._services import RunServices
 from ._slots import ProcessSlots
 from ._version_trim import check_message_version
@@ -399,8 +400,34 @@ class Execution:
                 )
             )
 
+    def _redaction(self, inv: Invocation) -> Redaction:
+        """The secrets of this invocation, redacted from all the driver reports (see ``_redact``)."""
+        services = [v for r in self.provision.refs for v in r.secret_env.values()]
+        secrets = run_secrets(getattr(self.driver, "config", None), env=inv.env, explicit=services)
+        ctx = self.ctx
+        if ctx is not None and ctx.redaction is not None:
+            ctx.redaction.add(secrets)
+            return ctx.redaction
+        return Redaction(secrets)
+
     async def _run_driver(self, inv: Invocation) -> DriverOutcome:
         self._check_cancelled()
+        assert self.ctx is not None
+        redaction = self._redaction(inv)
+        self.ctx.redact_with(redaction)
+        try:
+            outcome = await self._drive(inv)
+        except BaseException as exc:
+            if redaction:
+                redaction.exception(exc)
+            raise
+        return outcome
+
+    def _clean(self, outcome: DriverOutcome) -> DriverOutcome:
+        redaction = self.ctx.redaction if self.ctx is not None else None
+        return outcome if redaction is None else redaction.value(outcome)
+
+    async def _drive(self, inv: Invocation) -> DriverOutcome:
         assert self.ctx is not None
         self.ctx.turn_open = True
         # through a cassette tap if any
@@ -419,7 +446,9 @@ class Execution:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 30)
+            self.ctx.end_streams()
             raise
+        self.ctx.end_streams()
         if task.cancelled() or not task.done():
             raise RunCancelled(
                 self._cancel_cause or "the driver task was cancelled",
@@ -430,9 +459,9 @@ class Execution:
         if exc is None and self._cancel_cause:
             # The driver swallowed the cancellation: the run was still cancelled (its answer ended no turn).
             self.ctx.turn_open = False
-            raise RunCancelled(self._cancel_cause, result=self._partial(task.result()))
+            raise RunCancelled(self._cancel_cause, result=self._partial(self._clean(task.result())))
         if exc is None:
-            outcome = task.result()
+            outcome = self._clean(task.result())
             if outcome.failure is not None:
                 raise self._failure(outcome.failure, outcome)
             return outcome
