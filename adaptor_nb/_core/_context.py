@@ -23,6 +23,7 @@ from ._approvals import CoreApprovals
 from ._broker import Broker
 from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
 from ._redact import Redaction
+from ._redact_frames import mask_split
 
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 _CONTENT = Phase.CONTENT
@@ -215,6 +216,8 @@ class RunContextImpl:
             held = stream.flush()
             if held:
                 out.append(held)
+        if r.spanned or r.stdout.spanned:  # the frames may hold a secret's pieces in one field's values
+            self.stdout[:] = mask_split(b"".join(self.stdout).splitlines(keepends=True), r.secrets)
 
     async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
         if self.redaction is not None:

@@ -61,18 +61,21 @@ def run_secrets(
 class _Stream(Generic[S]):
     """One stream's redaction: what is safe to pass on now, and the held-back end that may begin a secret."""
 
-    __slots__ = ("held", "placeholder", "secrets")
+    __slots__ = ("held", "placeholder", "secrets", "spanned")
 
     def __init__(self, secrets: list[S], placeholder: S, empty: S) -> None:
         self.secrets: list[S] = secrets
         self.placeholder: S = placeholder
         self.held: S = empty
+        self.spanned = False  # a secret was found across pieces
 
     def feed(self, chunk: S) -> S:
-        buf = self.held + chunk if self.held else chunk
+        held = self.held
+        buf = held + chunk if held else chunk
         for secret in self.secrets:
             if secret in buf:
                 buf = buf.replace(secret, self.placeholder)
+                self.spanned = self.spanned or bool(held)
         keep = _open_prefix(buf, self.secrets)
         if keep:
             self.held = buf[-keep:]
@@ -120,6 +123,7 @@ class Redaction:
         self.secrets: list[str] = []
         self._bytes: list[bytes] = []
         self._streams: dict[tuple[Any, ...], tuple[_Stream[str], Event]] = {}
+        self.spanned = False  # an event stream had a secret across pieces: the raw frames may too
         self.stdout: _Stream[bytes]
         self.stderr: _Stream[bytes]
         self.add(secrets)
@@ -221,6 +225,7 @@ class Redaction:
         entry = self._streams.get(key)
         stream = entry[0] if entry is not None else _Stream(self.secrets, REDACTED, "")
         safe = stream.feed(piece)
+        self.spanned = self.spanned or stream.spanned
         if stream.held:
             self._streams[key] = (stream, event)
         elif entry is not None:

@@ -155,6 +155,30 @@ def _strings(value: Any) -> Iterator[str]:
         yield from _strings(vars(value))
 
 
+def _shapes(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _shapes(v, (*path, str(k)))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _shapes(v, (*path, "#"))
+
+
+def _frame_leaks(where: str, lines: list[str]) -> list[str]:
+    """Leaks in JSON lines, the values of one field across frames joined (a text streamed as deltas)."""
+    joined: dict[tuple[str, ...], str] = {}
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        for shape, text in _shapes(obj):
+            joined[shape] = joined.get(shape, "") + text
+    return [leak for shape, text in joined.items() for leak in _leaks(f"{where} {'.'.join(shape)}", text)]
+
+
 def _event_leaks(events: list[Event]) -> list[str]:
     leaks = [leak for e in events for s in _strings(e) for leak in _leaks(type(e).__name__, s)]
     streams = {
@@ -189,6 +213,7 @@ async def test_a_secret_split_at_every_boundary_reaches_no_surface(tmp_path: Pat
     leaks += _leaks("Result.text", result.text)
     raw = result.raw()
     leaks += _leaks("Result.raw stdout", raw.stdout) + _leaks("Result.raw stderr", raw.stderr)
+    leaks += _frame_leaks("Result.raw stdout", raw.stdout.decode("utf-8", "replace").splitlines())
     leaks += [leak for s in _strings(result.transcript) for leak in _leaks("Result.transcript", s)]
     leaks += _file_leaks(tmp_path, "threads.sqlite*")
     with sqlite3.connect(store_path) as db:
@@ -197,6 +222,9 @@ async def test_a_secret_split_at_every_boundary_reaches_no_surface(tmp_path: Pat
                 leaks += [leak for s in _strings(list(row)) for leak in _leaks(f"store table {table}", s)]
     leaks += _leaks("session recording", (tmp_path / "session.jsonl").read_bytes())
     leaks += _leaks("cassette", tape.read_bytes())
+    frames = [f for r in Cassette(tape, mode="none").recordings for p in r.processes for f in p]
+    leaks += _frame_leaks("cassette stdout", [str(f["b"]) for f in frames if f["k"] == "out"])
+    leaks += _leaks("cassette stderr", "".join(str(f["b"]) for f in frames if f["k"] == "err"))
 
     state = RunState(driver="claude")
     for event in events:
