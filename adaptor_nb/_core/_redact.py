@@ -114,6 +114,7 @@ _STREAMED: dict[type[Event], tuple[str, tuple[str, ...]]] = {
     SubagentUpdate: ("delta", ("task", "member")),
     ProcessInfo: ("text", ("kind",)),
 }
+_TEXT_ONLY = (TextDelta, Thinking)
 
 
 class Redaction:
@@ -230,7 +231,8 @@ class Redaction:
             self._streams[key] = (stream, event)
         elif entry is not None:
             del self._streams[key]
-        redacted = self._object_except(event, name)
+        # A text or thinking delta's other fields are ids and enums: only the streamed text can hold a secret.
+        redacted = event if type(event) in _TEXT_ONLY else self._object_except(event, name)
         if safe == piece and redacted is event:
             return [event]
         if not safe and isinstance(event, TextDelta | Thinking):
