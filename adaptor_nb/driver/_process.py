@@ -26,6 +26,7 @@ from . import _standin, _tap
 from ._config import MAX_LINE_BYTES
 from ._jsonline import dumps_line
 from ._spi import DriverFailure
+from ._supervise import supervised
 
 if TYPE_CHECKING:
     import psutil
@@ -265,18 +266,25 @@ class CLIProcess:
             assert isinstance(stream, _Protocol)
             played = asyncio.subprocess.Process(stand_in, stream, loop)
             return StandInProcess(played, argv, on_stderr, protocol=stream, exit_grace=exit_grace, max_line=max_line)
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(READ_CHUNK, loop, on_stdout),
-            *started,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )
+        report = supervised(started, exit_grace)
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Protocol(READ_CHUNK, loop, on_stdout),
+                *(report.argv if report is not None else started),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,
+                pass_fds=report.pass_fds if report is not None else (),
+            )
+        except BaseException:
+            if report is not None:
+                report.close()
+            raise
         proc = asyncio.subprocess.Process(transport, protocol, loop)
-        return cls(
+        cli = cls(
             proc,
             argv,
             on_stderr,
@@ -285,10 +293,21 @@ class CLIProcess:
             exit_grace=exit_grace,
             max_line=max_line,
         )
+        if report is not None:
+            try:
+                cli.cli_pid = await report.pid(started[0])
+            except BaseException:
+                await cli.close(grace=0, term_wait=exit_grace)
+                raise
+        return cli
+
+    cli_pid = 0
+    """The CLI's own pid when it runs under a supervisor (then ``proc`` is the supervisor's; see ``_supervisor``)."""
 
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        """The CLI's pid."""
+        return self.cli_pid or self.proc.pid
 
     @property
     def returncode(self) -> int | None:
