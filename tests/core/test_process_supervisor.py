@@ -52,10 +52,14 @@ def _daemon_cli(pid_file: str, then: str) -> list[str]:
     return ["sh", "-c", f'{sys.executable} -c "$0" {pid_file}; echo started; {then}', _DAEMON]
 
 
-async def _started(proc: CLIProcess, pid_file: str) -> int:
-    assert await asyncio.wait_for(proc.readline(), BOUND) == b"started"
+def _read_pid(pid_file: str) -> int:
     with open(pid_file) as fh:
         return int(fh.read())
+
+
+async def _started(proc: CLIProcess, pid_file: str) -> int:
+    assert await asyncio.wait_for(proc.readline(), BOUND) == b"started"
+    return _read_pid(pid_file)
 
 
 async def test_close_ends_a_daemon_that_left_the_group_and_its_pipes(tmp_path: object) -> None:
