@@ -4,8 +4,9 @@ Nothing the CLI starts outlives ``close()``: the process group is signalled, and
 while the CLI runs (including ones that called ``setsid`` and left the group) and every process still holding
 one of the CLI's pipes. A CLI that closes stdout but keeps running is closed after ``exit_grace``; a CLI that
 exits while a descendant holds its pipes has that descendant killed after ``exit_grace``, so readers see EOF.
-A descendant that both left the group and closed its pipes after its parent exited cannot be found (it is
-re-parented to init); only a cgroup could reach it.
+A descendant that both left the group and closed its pipes after its parent exited is re-parented away from
+the CLI: on Linux the CLI runs under a subreaper supervisor (``_supervise``), so such a daemon stays below it and is
+ended with the CLI; elsewhere it cannot be found.
 """
 
 from __future__ import annotations
