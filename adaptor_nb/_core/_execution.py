@@ -624,7 +624,7 @@ class Execution:
                 )
             except AdaptorError as exc:
                 if error is None:
-                    error, result = exc, None
+                    error, result = self._not_saved(exc, result), None
         elif self.binding is not None:
             self.binding.abandon(self.run_id)
         usage = (
@@ -658,6 +658,23 @@ class Execution:
             assert result is not None
             self.future.set_result(result)
         self._host.on_finished(self)
+
+    def _not_saved(self, exc: AdaptorError, result: Result | None) -> AdaptorError:
+        """A run that finished but whose thread store could not be used: a RunError naming the store, carrying the
+        result; the checkpoint stays in this process for the next send."""
+        from ..threadstore._errors import ThreadStoreError
+
+        if not isinstance(exc, ThreadStoreError):
+            return exc
+        error = RunError.for_reason(
+            FailureReason.AGENT_ERROR,
+            f"the run finished but thread {self.thread_key!r} was not saved; its checkpoint stays in this process "
+            f"for the next send: {exc}",
+            result=result,
+            details={**exc.details, "retained_in_process": True},
+        )
+        error.__cause__ = exc
+        return error
 
     async def wait(self) -> Result:
         self.broker.result_requested()
