@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ThreadBusyError, ThreadLeaseLostError
@@ -29,9 +31,10 @@ _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data
 
 
 async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl: float, me: Holder) -> Lease:
-    """Two round trips: the lease row (locked) with the database time, then the write and the commit."""
+    """Two round trips: the lease row (locked) with the database time; then the write and the commit."""
     for _ in range(3):
-        async with conn.pipeline() as pipe, conn.transaction():
+        inserted: AsyncCursor[Any] | None = None
+        async with conn.pipeline() as pipe, _pipelined_transaction(conn):
             cur = await conn.execute(
                 f"SELECT owner, expires_at, holder_host, holder_pid, holder_started FROM {s}.leases "
                 "WHERE key = %s FOR UPDATE",
@@ -61,17 +64,29 @@ async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl:
                     values,
                 )
             else:
-                cur = await conn.execute(
+                inserted = await conn.execute(
                     f"INSERT INTO {s}.leases (owner, token, expires_at, acquired_at, holder_host, holder_pid, "
                     "holder_started, key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING "
                     "RETURNING key",
                     values,
                 )
-                await pipe.sync()
-                if await cur.fetchone() is None:
-                    continue  # another process inserted the lease meanwhile: look again, now that its row exists
+        if inserted is not None and await inserted.fetchone() is None:
+            continue  # another process inserted the lease meanwhile: look again, now that its row exists
         return Lease(key=key, owner=owner, token=token, expires_at=now + ttl, took_over=took_over)
     raise ThreadBusyError(f"thread {key!r} is busy: other owners keep taking its lease; try again", key=key)
+
+
+@contextlib.asynccontextmanager
+async def _pipelined_transaction(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    """BEGIN ... COMMIT (ROLLBACK on an error) queued in the connection's pipeline: unlike ``conn.transaction()``,
+    neither waits for a round trip of its own; they travel with the statements around them."""
+    await conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
 
 
 def _check_lease(row: Any, now: float, lease: Lease) -> None:
@@ -94,7 +109,7 @@ async def _clock(cur: AsyncCursor[Any]) -> float:
 
 
 async def renew(conn: AsyncConnection[Any], s: str, lease: Lease, ttl: float) -> Lease:
-    async with conn.pipeline() as pipe, conn.transaction():
+    async with conn.pipeline() as pipe, _pipelined_transaction(conn):
         locked = await conn.execute(
             f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
         )
@@ -113,7 +128,7 @@ async def release(conn: AsyncConnection[Any], s: str, lease: Lease) -> None:
 async def finalize(conn: AsyncConnection[Any], s: str, lease: Lease, request: FinalizeRequest) -> ThreadRecord:
     """Two round trips: the locked lease row, the database time and the record in one; then every write and the
     commit in the other (pipelined)."""
-    async with conn.pipeline() as pipe, conn.transaction():
+    async with conn.pipeline() as pipe, _pipelined_transaction(conn):
         locked = await conn.execute(
             f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
         )
