@@ -48,6 +48,23 @@ def _reap_at_exit() -> None:
             proc.kill_now()
 
 
+def _pidfd(pid: int) -> int | None:
+    """A pidfd on ``pid`` (Linux 5.3+), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None or pid <= 0:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
+def _readable(fd: int) -> bool:
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
+
+
 def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
 
@@ -297,6 +314,7 @@ class CLIProcess:
         if report is not None:
             try:
                 cli.cli_pid = await report.pid(started[0])
+                cli._cli_fd = _pidfd(cli.cli_pid)
             except BaseException:
                 await cli.close(grace=0, term_wait=exit_grace)
                 raise
@@ -304,6 +322,7 @@ class CLIProcess:
 
     cli_pid = 0
     """The CLI's own pid when it runs under a supervisor (then ``proc`` is the supervisor's; see ``_supervisor``)."""
+    _cli_fd: int | None = None  # a pidfd on the supervised CLI: its exit is seen before the supervisor's
 
     @property
     def pid(self) -> int:
@@ -323,6 +342,8 @@ class CLIProcess:
         was reaped)."""
         if self.proc.returncode is not None:
             return True
+        if self._cli_fd is not None and _readable(self._cli_fd):
+            return True  # the supervised CLI ended; its supervisor ends a moment later
         opener = getattr(os, "pidfd_open", None)
         if opener is None:
             return False
@@ -510,6 +531,10 @@ class CLIProcess:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.proc.wait()), term_wait)
         finally:
+            if self._cli_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._cli_fd)
+                self._cli_fd = None
             await self.wait_stderr(0.5)
             if not self._stderr_task.done():
                 self._stderr_task.cancel()

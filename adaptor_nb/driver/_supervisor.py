@@ -120,7 +120,8 @@ class Supervisor:
         status = self.status if self.status is not None else 0
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            signal.signal(sig, signal.SIG_DFL)
+            with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP take no handler
+                signal.signal(sig, signal.SIG_DFL)
             os.kill(os.getpid(), sig)
             time.sleep(1)  # a signal that does not end a process (SIGCHLD...) leaves the exit below
             os._exit(128 + sig)
