@@ -481,8 +481,10 @@ class ThreadBinding:
             f"thread {self.key!r} was not saved; the newest checkpoint stays in this process for the next run",
             {"error": f"{type(last).__name__}: {last}", "retained_in_process": True, "final": True},
         )
-        if isinstance(last, ThreadAlreadyExistsError):
-            raise last
+        from ..threadstore._errors import ThreadStoreError
+
+        if isinstance(last, ThreadAlreadyExistsError | ThreadStoreError):
+            raise last  # a store that cannot be used (its server gone, its file damaged) fails the run, naming it
 
 
 def _merge_requests(old: FinalizeRequest, new: FinalizeRequest) -> FinalizeRequest:

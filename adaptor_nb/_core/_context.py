@@ -26,6 +26,8 @@ from ._activity import ActivityLedger
 from ._approvals import CoreApprovals
 from ._broker import Broker
 from ._messages import MessageQueue, limit_warning_turn, wrap_up_guidance
+from ._redact import Redaction
+from ._redact_frames import mask_split
 
 _CORE_ONLY = (TurnEnd, Done, RunStarted, RunFinished)
 _ACTIVITY = (PlanUpdate, CapabilityStart, CapabilityEnd)
@@ -67,6 +69,7 @@ class RunContextImpl:
         self.subagents: dict[str, SubagentResult] = {}
         self.activity = ActivityLedger()
         self._warned = False
+        self.redaction: Redaction | None = None  # set when the run has secrets: see redact_with
 
     @property
     def run_id(self) -> str:
@@ -84,7 +87,23 @@ class RunContextImpl:
     def approvals(self) -> CoreApprovals:
         return self._approvals
 
+    def redact_with(self, redaction: Redaction) -> None:
+        """From here on, redact ``redaction``'s secrets from everything the driver reports."""
+        self.redaction = redaction if redaction else None
+
     def emit(self, event: Event) -> Awaitable[None]:
+        if self.redaction is not None:
+            return self._emit_all(self.redaction.event(event))
+        return self._emit(event)
+
+    def _emit_all(self, events: list[Event]) -> Awaitable[None]:
+        for i, event in enumerate(events):
+            pending = self._emit(event)
+            if pending is not DONE:
+                return self._emit_rest(pending, iter(events[i + 1 :]), plain=True)
+        return DONE
+
+    def _emit(self, event: Event) -> Awaitable[None]:
         self.turn_open = True
         if isinstance(event, TextDelta):
             if type(event.text) is not str:  # the turn's text must stay joinable, or no partial result can be built
@@ -107,7 +126,7 @@ class RunContextImpl:
         await self._broker.publish(event)
 
     def emit_many(self, events: Iterable[Event]) -> Awaitable[None]:
-        if type(events) is TextDeltas:
+        if type(events) is TextDeltas and self.redaction is None:
             return self._emit_texts(events, 0)
         it = iter(events)
         for event in it:
@@ -116,10 +135,10 @@ class RunContextImpl:
                 return self._emit_rest(pending, it)
         return DONE
 
-    async def _emit_rest(self, pending: Awaitable[None], rest: Iterator[Event]) -> None:
+    async def _emit_rest(self, pending: Awaitable[None], rest: Iterator[Event], *, plain: bool = False) -> None:
         await pending
         for event in rest:
-            await self.emit(event)
+            await (self._emit(event) if plain else self.emit(event))
 
     def _emit_texts(self, run: TextDeltas, start: int) -> Awaitable[None]:
         """Publish ``run``'s texts in one loop, as far as no hand-over to the consumer is due."""
@@ -154,15 +173,26 @@ class RunContextImpl:
         )
 
     def raw_stdout(self, data: bytes) -> None:
-        self.stdout.append(data if type(data) is bytes else bytes(data))
+        data = data if type(data) is bytes else bytes(data)
+        if self.redaction is not None:
+            data = self.redaction.stdout.feed(data)
+        self.stdout.append(data)
 
     def raw_stderr(self, data: bytes) -> None:
-        self.stderr.append(data if type(data) is bytes else bytes(data))
+        data = data if type(data) is bytes else bytes(data)
+        if self.redaction is not None:
+            data = self.redaction.stderr.feed(data)
+        self.stderr.append(data)
 
     def terminal(self, event: str, payload: Any) -> None:
+        if self.redaction is not None:
+            payload = self.redaction.value(payload)
         self.terminal_payload = TerminalPayload(event=event, json=payload)
 
     def transcript(self, item: TranscriptItem) -> None:
+        if self.redaction is not None:
+            self._publish_now(self.redaction.flush())
+            item = self.redaction.value(item)
         self.items.append(item)
         if not self._broker.closed:
             self._broker.publish_critical(Notice(kind=_TRANSCRIPT_ITEM, item=item))
@@ -178,7 +208,32 @@ class RunContextImpl:
     def current_text(self) -> str:
         return "".join(self._turn_text)
 
+    def _publish_now(self, events: list[Event]) -> None:
+        """Publish held-back stream ends at once (never dropped): the stream they belong to has ended."""
+        for event in events:
+            if isinstance(event, TextDelta) and event.role is _ASSISTANT and event.phase is _CONTENT:
+                self._turn_text.append(event.text)
+            if not self._broker.closed:
+                self._broker.publish_critical(event)
+
+    def end_streams(self) -> None:
+        """The driver is done: flush what redaction held back of every stream."""
+        r = self.redaction
+        if r is None:
+            return
+        self._publish_now(r.flush())
+        for stream, out in ((r.stdout, self.stdout), (r.stderr, self.stderr)):
+            held = stream.flush()
+            if held:
+                out.append(held)
+        if r.spanned or r.stdout.spanned:  # the frames may hold a secret's pieces in one field's values
+            self.stdout[:] = mask_split(b"".join(self.stdout).splitlines(keepends=True), r.secrets)
+
     async def turn_end(self, *, usage: Usage | None = None, text: str | None = None) -> bool:
+        if self.redaction is not None:
+            self._publish_now(self.redaction.flush())
+            if text is not None:
+                text = self.redaction.text(text)
         self._turns += 1
         self.turn_open = False
         self.usage = Usage.add(self.usage, usage)

@@ -32,6 +32,7 @@ class Engine:
 
     def __init__(self, driver: Driver, options: Mapping[str, Any], extensions: Sequence[Any] = ()) -> None:
         self.driver = driver
+        self.options: dict[str, Any] = dict(options)  # as given: another Agent can be built like this one
         self.settings: AgentSettings = agent_settings(options, extensions)
         check_construction(self.settings)
         self.tools = check_tools(self.settings.tools, self.settings.run.mcp)

@@ -60,6 +60,7 @@ from ._mcp_check import check_mcp
 from ._messages import MessageQueue
 from ._options import AgentSettings, RunSettings
 from ._profile import Prepared, ProfileManager
+from ._redact import Redaction, run_secrets
 from ._resolver import resolve_messages
 from ._services import RunServices
 from ._slots import ProcessSlots
@@ -450,8 +451,34 @@ class Execution:
                 )
             )
 
+    def _redaction(self, inv: Invocation) -> Redaction:
+        """The secrets of this invocation, redacted from all the driver reports (see ``_redact``)."""
+        services = [v for r in self.provision.refs for v in r.secret_env.values()]
+        secrets = run_secrets(getattr(self.driver, "config", None), env=inv.env, explicit=services)
+        ctx = self.ctx
+        if ctx is not None and ctx.redaction is not None:
+            ctx.redaction.add(secrets)
+            return ctx.redaction
+        return Redaction(secrets)
+
     async def _run_driver(self, inv: Invocation) -> DriverOutcome:
         self._check_cancelled()
+        assert self.ctx is not None
+        redaction = self._redaction(inv)
+        self.ctx.redact_with(redaction)
+        try:
+            outcome = await self._drive(inv)
+        except BaseException as exc:
+            if redaction:
+                redaction.exception(exc)
+            raise
+        return outcome
+
+    def _clean(self, outcome: DriverOutcome) -> DriverOutcome:
+        redaction = self.ctx.redaction if self.ctx is not None else None
+        return outcome if redaction is None else redaction.value(outcome)
+
+    async def _drive(self, inv: Invocation) -> DriverOutcome:
         assert self.ctx is not None
         self.ctx.turn_open = True
         # through a cassette tap if any
@@ -478,10 +505,12 @@ class Execution:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 30)
+            self.ctx.end_streams()
             raise
         finally:
             if working is not None:
                 working.cancel()
+        self.ctx.end_streams()
         if self._cancel_cause.startswith(DEADLINE_CAUSE):
             raise RunError.for_reason(
                 FailureReason.DEADLINE_EXCEEDED,
@@ -499,9 +528,9 @@ class Execution:
         if exc is None and self._cancel_cause:
             # The driver swallowed the cancellation: the run was still cancelled (its answer ended no turn).
             self.ctx.turn_open = False
-            raise RunCancelled(self._cancel_cause, result=self._partial(task.result()))
+            raise RunCancelled(self._cancel_cause, result=self._partial(self._clean(task.result())))
         if exc is None:
-            outcome = task.result()
+            outcome = self._clean(task.result())
             if outcome.failure is not None:
                 raise self._failure(outcome.failure, outcome)
             return outcome
@@ -669,7 +698,7 @@ class Execution:
                 )
             except AdaptorError as exc:
                 if error is None:
-                    error, result = exc, None
+                    error, result = self._not_saved(exc, result), None
         elif self.binding is not None:
             self.binding.abandon(self.run_id)
         usage = (
@@ -716,6 +745,23 @@ class Execution:
                 if r is not None:
                     r._transcript.append(item)
             self.broker.publish_critical(end)
+
+    def _not_saved(self, exc: AdaptorError, result: Result | None) -> AdaptorError:
+        """A run that finished but whose thread store could not be used: a RunError naming the store, carrying the
+        result; the checkpoint stays in this process for the next send."""
+        from ..threadstore._errors import ThreadStoreError
+
+        if not isinstance(exc, ThreadStoreError):
+            return exc
+        error = RunError.for_reason(
+            FailureReason.AGENT_ERROR,
+            f"the run finished but thread {self.thread_key!r} was not saved; its checkpoint stays in this process "
+            f"for the next send: {exc}",
+            result=result,
+            details={**exc.details, "retained_in_process": True},
+        )
+        error.__cause__ = exc
+        return error
 
     async def wait(self) -> Result:
         self.broker.result_requested()

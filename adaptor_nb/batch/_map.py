@@ -17,6 +17,7 @@ from ._progress import Progress
 from ._render import render, row_namespace
 from ._row import RowJob
 from ._run import BatchRun, Runner
+from ._store import with_thread_store
 from ._workspace import check_workspace, is_spec
 
 if TYPE_CHECKING:
@@ -209,6 +210,7 @@ def map_rows(
     backoff: float = 0.5,
     options: dict[str, Any] | None = None,
     approve_tools: tuple[str, ...] | list[str] | set[str] = (),
+    thread_store: Any = None,
 ) -> Batch:
     """Run ``prompt`` (a template over each row's columns) once per row of ``df``; await the result for a frame.
 
@@ -220,9 +222,13 @@ def map_rows(
     ``"view"`` / ``"terminal"`` pick one; ``False`` shows nothing. With the view (in-kernel rows), approval requests
     wait in it for a click; otherwise, without an ``on_approval`` handler in ``options``, they are denied at once
     (the policy's ``on_reject`` fallback applies), except for tools named in ``approve_tools``.
+
+    ``thread_store`` keeps the rows' Threads (``thread=``) in that store instead of the runner's: the batch runs on
+    Agents built with the runner's driver and options and this store (on each Dask worker too, when the factory and
+    the store pickle), and never changes an Agent passed in.
     """
     _check(df, prompt, schema, concurrency, retries, timeout, max_cost_usd, on_error, progress)
-    using = _resolve_runner(runner)
+    using = _resolve_runner(with_thread_store(runner, thread_store))
     if not cache:  # a cache may answer every row; otherwise a driver without credentials fails here, at once
         _check_credentials(using.agent)
     check_workspace(workspace, using.agent)

@@ -25,7 +25,16 @@ from ..driver import _tap
 from ._format import Recording, RunKey, digest, dump, load, preview, write_atomic
 from ._messages import note
 from ._play import Player
-from ._scrub import Scrubber, clock_times, highest_placeholder, path_pairs, restorer, secret_values, volatile
+from ._scrub import (
+    Scrubber,
+    clock_times,
+    highest_placeholder,
+    path_pairs,
+    restorer,
+    secret_values,
+    split_secrets,
+    volatile,
+)
 
 if TYPE_CHECKING:
     from ..driver._spi import Driver, DriverOutcome, Invocation, RunContext
@@ -405,7 +414,7 @@ class Cassette:
                                 text = clock_times(text)
                             frame["b"] = text
                         fresh.append(frame)
-                frames[:] = fresh
+                frames[:] = split_secrets(fresh, proc.secrets)
 
     def save(self) -> None:
         """Write the cassette if this session recorded anything."""

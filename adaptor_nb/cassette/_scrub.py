@@ -17,6 +17,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .._core._redact_frames import mask_chunks, mask_split
+from .._lossless import has_raw_bytes
+
 SECRET = "<secret>"
 CWD = "<cwd>"
 HOME = "<home>"
@@ -177,3 +180,18 @@ def restorer(cwd: str, home: str, env: Mapping[str, str] | None = None) -> Calla
 def clock_times(text: str) -> str:
     """``text`` (a CLI's log lines) with ISO-8601 clock readings set to a fixed one."""
     return _ISO_TIME.sub("2000-01-01T00:00:00Z", text)
+
+
+def split_secrets(frames: list[dict[str, Any]], secrets: Iterable[str]) -> list[dict[str, Any]]:
+    """``frames`` of one process with every secret cut across frames replaced: pieces in one field of consecutive
+    stdout frames (text streamed as deltas) and pieces across stderr writes. A frame kept as raw bytes stays whole."""
+    order = sorted(secrets, key=len, reverse=True)
+    if not order:
+        return frames
+    outs = [f for f in frames if f.get("k") == "out" and isinstance(f.get("b"), str) and not has_raw_bytes(f["b"])]
+    for frame, text in zip(outs, mask_split([f["b"] for f in outs], order, SECRET), strict=True):
+        frame["b"] = text
+    errs = [f for f in frames if f.get("k") == "err" and isinstance(f.get("b"), str)]
+    for frame, text in zip(errs, mask_chunks([f["b"] for f in errs], order, SECRET), strict=True):
+        frame["b"] = text
+    return frames

@@ -17,7 +17,8 @@ class CommonConfig:
     """Fields every CLI driver takes.
 
     ``command`` is the CLI argv prefix (default: found on PATH); ``env`` is added to the process environment;
-    ``secret_env`` reaches the process but never events, transcripts or reprs; timeouts are seconds;
+    ``secret_env`` reaches the process but never events, transcripts or reprs, nor does any environment value
+    under a name that says KEY, TOKEN, SECRET or PASSWORD unless ``public_env`` names it; timeouts are seconds;
     ``max_line_bytes`` bounds one stdout line (a longer one stops the process and fails the run, naming it).
     """
 
@@ -25,6 +26,7 @@ class CommonConfig:
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    public_env: list[str] = field(default_factory=list)
     instructions: str = ""
     startup_timeout: float = 60.0
     idle_timeout: float | None = None
@@ -49,6 +51,8 @@ class CommonConfig:
                 isinstance(k, str) and isinstance(v, str) for k, v in mapping.items()
             ):
                 raise bad(name, "must map strings to strings")
+        if not isinstance(self.public_env, list) or not all(isinstance(n, str) for n in self.public_env):
+            raise bad("public_env", "must be a list of environment variable names")
         for name, value in (("startup_timeout", self.startup_timeout), ("grace_period", self.grace_period)):
             if not isinstance(value, int | float) or value <= 0:
                 raise bad(name, f"must be a positive number of seconds, got {value!r}")

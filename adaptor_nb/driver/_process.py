@@ -4,8 +4,9 @@ Nothing the CLI starts outlives ``close()``: the process group is signalled, and
 while the CLI runs (including ones that called ``setsid`` and left the group) and every process still holding
 one of the CLI's pipes. A CLI that closes stdout but keeps running is closed after ``exit_grace``; a CLI that
 exits while a descendant holds its pipes has that descendant killed after ``exit_grace``, so readers see EOF.
-A descendant that both left the group and closed its pipes after its parent exited cannot be found (it is
-re-parented to init); only a cgroup could reach it.
+A descendant that both left the group and closed its pipes after its parent exited is re-parented away from
+the CLI: on Linux the CLI runs under a subreaper supervisor (``_supervise``), so such a daemon stays below it and is
+ended with the CLI; elsewhere it cannot be found.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from . import _standin, _tap
 from ._config import MAX_LINE_BYTES
 from ._jsonline import dumps_line
 from ._spi import DriverFailure
+from ._supervise import supervised
 
 if TYPE_CHECKING:
     import psutil
@@ -44,6 +46,23 @@ def _reap_at_exit() -> None:
     for proc in list(_LIVE):
         if proc.proc.returncode is None:
             proc.kill_now()
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd on ``pid`` (Linux 5.3+), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None or pid <= 0:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
+def _readable(fd: int) -> bool:
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
 
 
 def _size(n: int) -> str:
@@ -265,18 +284,25 @@ class CLIProcess:
             assert isinstance(stream, _Protocol)
             played = asyncio.subprocess.Process(stand_in, stream, loop)
             return StandInProcess(played, argv, on_stderr, protocol=stream, exit_grace=exit_grace, max_line=max_line)
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(READ_CHUNK, loop, on_stdout),
-            *started,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )
+        report = supervised(started, exit_grace)
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Protocol(READ_CHUNK, loop, on_stdout),
+                *(report.argv if report is not None else started),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,
+                pass_fds=report.pass_fds if report is not None else (),
+            )
+        except BaseException:
+            if report is not None:
+                report.close()
+            raise
         proc = asyncio.subprocess.Process(transport, protocol, loop)
-        return cls(
+        cli = cls(
             proc,
             argv,
             on_stderr,
@@ -285,10 +311,23 @@ class CLIProcess:
             exit_grace=exit_grace,
             max_line=max_line,
         )
+        if report is not None:
+            try:
+                cli.cli_pid = await report.pid(started[0])
+                cli._cli_fd = _pidfd(cli.cli_pid)
+            except BaseException:
+                await cli.close(grace=0, term_wait=exit_grace)
+                raise
+        return cli
+
+    cli_pid = 0
+    """The CLI's own pid when it runs under a supervisor (then ``proc`` is the supervisor's; see ``_supervisor``)."""
+    _cli_fd: int | None = None  # a pidfd on the supervised CLI: its exit is seen before the supervisor's
 
     @property
     def pid(self) -> int:
-        return self.proc.pid
+        """The CLI's pid."""
+        return self.cli_pid or self.proc.pid
 
     @property
     def returncode(self) -> int | None:
@@ -303,6 +342,8 @@ class CLIProcess:
         was reaped)."""
         if self.proc.returncode is not None:
             return True
+        if self._cli_fd is not None and _readable(self._cli_fd):
+            return True  # the supervised CLI ended; its supervisor ends a moment later
         opener = getattr(os, "pidfd_open", None)
         if opener is None:
             return False
@@ -490,6 +531,10 @@ class CLIProcess:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self.proc.wait()), term_wait)
         finally:
+            if self._cli_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._cli_fd)
+                self._cli_fd = None
             await self.wait_stderr(0.5)
             if not self._stderr_task.done():
                 self._stderr_task.cancel()

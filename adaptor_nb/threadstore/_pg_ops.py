@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ThreadBusyError, ThreadLeaseLostError
@@ -20,7 +22,7 @@ from ._holder import Holder, is_gone
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
 if TYPE_CHECKING:
-    from psycopg import AsyncConnection
+    from psycopg import AsyncConnection, AsyncCursor
 
 PAGE = 500  # records loaded per round of queries by list()
 
@@ -28,23 +30,20 @@ _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
-async def _now(conn: AsyncConnection[Any]) -> float:
-    """The database server's clock, in epoch seconds: the one clock every host shares."""
-    row = await (await conn.execute(_NOW)).fetchone()
-    assert row is not None
-    return float(row[0])
-
-
 async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl: float, me: Holder) -> Lease:
+    """Two round trips: the lease row (locked) with the database time; then the write and the commit."""
     for _ in range(3):
-        async with conn.transaction():
+        inserted: AsyncCursor[Any] | None = None
+        async with conn.pipeline() as pipe, _pipelined_transaction(conn):
             cur = await conn.execute(
                 f"SELECT owner, expires_at, holder_host, holder_pid, holder_started FROM {s}.leases "
                 "WHERE key = %s FOR UPDATE",
                 (key,),
             )
+            clock = await conn.execute(_NOW)
+            await pipe.sync()
             row = await cur.fetchone()
-            now = await _now(conn)
+            now = await _clock(clock)
             took_over = ""
             if row is not None and row[1] > now and row[0] != owner:
                 holder = Holder(host=row[2], pid=row[3], started=row[4])
@@ -65,23 +64,33 @@ async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl:
                     values,
                 )
             else:
-                cur = await conn.execute(
+                inserted = await conn.execute(
                     f"INSERT INTO {s}.leases (owner, token, expires_at, acquired_at, holder_host, holder_pid, "
                     "holder_started, key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING "
                     "RETURNING key",
                     values,
                 )
-                if await cur.fetchone() is None:
-                    continue  # another process inserted the lease meanwhile: look again, now that its row exists
-            return Lease(key=key, owner=owner, token=token, expires_at=now + ttl, took_over=took_over)
+        if inserted is not None and await inserted.fetchone() is None:
+            continue  # another process inserted the lease meanwhile: look again, now that its row exists
+        return Lease(key=key, owner=owner, token=token, expires_at=now + ttl, took_over=took_over)
     raise ThreadBusyError(f"thread {key!r} is busy: other owners keep taking its lease; try again", key=key)
 
 
-async def _validate(conn: AsyncConnection[Any], s: str, lease: Lease) -> float:
-    """Lock the lease row and check it is still ``lease``; returns the database time."""
-    cur = await conn.execute(f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,))
-    row = await cur.fetchone()
-    now = await _now(conn)
+@contextlib.asynccontextmanager
+async def _pipelined_transaction(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    """BEGIN ... COMMIT (ROLLBACK on an error) queued in the connection's pipeline: unlike ``conn.transaction()``,
+    neither waits for a round trip of its own; they travel with the statements around them."""
+    await conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
+
+
+def _check_lease(row: Any, now: float, lease: Lease) -> None:
+    """Raise ThreadLeaseLostError unless ``row`` (owner, token, expires_at of the locked lease row) is ``lease``."""
     if row is None:
         why = "it was released or never taken"
     elif row[0] != lease.owner or row[1] != lease.token:
@@ -89,13 +98,25 @@ async def _validate(conn: AsyncConnection[Any], s: str, lease: Lease) -> float:
     elif row[2] <= now:
         why = f"it expired {now - row[2]:.1f}s ago"
     else:
-        return now
+        return
     raise ThreadLeaseLostError(f"lease on thread {lease.key!r} held by {lease.owner!r} was lost: {why}", key=lease.key)
 
 
+async def _clock(cur: AsyncCursor[Any]) -> float:
+    row = await cur.fetchone()
+    assert row is not None
+    return float(row[0])
+
+
 async def renew(conn: AsyncConnection[Any], s: str, lease: Lease, ttl: float) -> Lease:
-    async with conn.transaction():
-        now = await _validate(conn, s, lease)
+    async with conn.pipeline() as pipe, _pipelined_transaction(conn):
+        locked = await conn.execute(
+            f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
+        )
+        clock = await conn.execute(_NOW)
+        await pipe.sync()
+        now = await _clock(clock)
+        _check_lease(await locked.fetchone(), now, lease)
         await conn.execute(f"UPDATE {s}.leases SET expires_at = %s WHERE key = %s", (now + ttl, lease.key))
     return Lease(key=lease.key, owner=lease.owner, token=lease.token, expires_at=now + ttl)
 
@@ -105,11 +126,20 @@ async def release(conn: AsyncConnection[Any], s: str, lease: Lease) -> None:
 
 
 async def finalize(conn: AsyncConnection[Any], s: str, lease: Lease, request: FinalizeRequest) -> ThreadRecord:
-    async with conn.transaction():
-        now = await _validate(conn, s, lease)
-        old = (await _load(conn, s, [lease.key])).get(lease.key)
+    """Two round trips: the locked lease row, the database time and the record in one; then every write and the
+    commit in the other (pipelined)."""
+    async with conn.pipeline() as pipe, _pipelined_transaction(conn):
+        locked = await conn.execute(
+            f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
+        )
+        clock = await conn.execute(_NOW)
+        loaded = await conn.execute(_load_sql(s), ([lease.key],))
+        await pipe.sync()
+        now = await _clock(clock)
+        _check_lease(await locked.fetchone(), now, lease)
+        old = _records(await loaded.fetchall()).get(lease.key)
         new = merge_record(old, lease.key, request, now)
-        await _save(conn, s, old, new)
+        await _write_rows(conn, s, old, new, lease.key)
     return new
 
 
@@ -160,8 +190,12 @@ def _load_sql(s: str) -> str:
 async def _load(conn: AsyncConnection[Any], s: str, keys: list[str]) -> dict[str, ThreadRecord]:
     """The records of ``keys`` (those that exist), read in one statement (so from one snapshot)."""
     cur = await conn.execute(_load_sql(s), (keys,))
+    return _records(await cur.fetchall())
+
+
+def _records(rows: list[Any]) -> dict[str, ThreadRecord]:
     out: dict[str, ThreadRecord] = {}
-    for row in await cur.fetchall():
+    for row in rows:
         key, driver, fingerprint, created, updated, runs, status, run_id, usage, metadata, cps, hist, recs = row
         slots = [(slot, checkpoint_from_row(tuple(rest))) for slot, *rest in cps]
         out[key] = ThreadRecord(
@@ -181,13 +215,6 @@ async def _load(conn: AsyncConnection[Any], s: str, keys: list[str]) -> dict[str
             metadata=load_json(metadata, {}),
         )
     return out
-
-
-async def _save(conn: AsyncConnection[Any], s: str, old: ThreadRecord | None, new: ThreadRecord) -> None:
-    """Write ``new`` over ``old``, touching only the rows that changed (receipts can number a thousand)."""
-    key = new.key
-    async with conn.pipeline():
-        await _write_rows(conn, s, old, new, key)
 
 
 async def _write_rows(

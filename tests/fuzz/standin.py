@@ -12,7 +12,9 @@ The turn's script travels inside the prompt as ``FUZZ<base64 of a JSON object>ZZ
 as they are, each followed by a newline); ``repeat`` ([line, count]: that line written count times); ``flood``
 (``true``: then ``x`` without a newline, forever; a number: that many ``x`` bytes, then a newline); ``after``
 (lines written after all that); ``stderr`` (strings written to stderr first; a surrogate from U+DC80 to U+DCFF
-is the byte it stands for, here and in ``lines``); ``exit`` (then end the process with code 1).
+is the byte it stands for, here and in ``lines``); ``exit`` (then end the process with code 1); ``daemon`` (a
+file: first start a daemon that double-forks, calls ``setsid``, closes its descriptors, writes its pid there and
+sleeps).
 """
 
 from __future__ import annotations
@@ -55,7 +57,35 @@ def _write(lines: list[str], turn: str) -> None:
     out.flush()
 
 
+def daemonize(pid_file: str) -> None:
+    """Start a daemon the classic way (fork, ``setsid``, fork again, let go of every descriptor; it sleeps), and
+    return once its pid is in ``pid_file``."""
+    import os
+    import time
+
+    if os.fork() == 0:
+        os.setsid()
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.close(read)
+            os.write(write, str(os.getpid()).encode())
+            os.close(write)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            time.sleep(300)
+            os._exit(0)
+        os.close(write)
+        pid = os.read(read, 64)
+        with open(pid_file, "wb") as fh:
+            fh.write(pid)
+        os._exit(0)
+    os.wait()
+
+
 def play(script: dict[str, Any], turn: str = "") -> None:
+    if script.get("daemon"):
+        daemonize(str(script["daemon"]))
     for chunk in script.get("stderr", []):
         sys.stderr.buffer.write(encoded(chunk))
         sys.stderr.buffer.flush()

@@ -18,3 +18,13 @@ class PostgresAgents:
 
     def __call__(self) -> Agent:
         return Agent(reference.Driver(), model="m", workspace=self.workspace, thread_store=self.store)
+
+
+@dataclass(frozen=True)
+class ReferenceAgents:
+    """Builds an Agent on the reference driver with no store of its own (map_rows(thread_store=...) gives one)."""
+
+    workspace: str
+
+    def __call__(self) -> Agent:
+        return Agent(reference.Driver(), model="m", workspace=self.workspace)

@@ -8,15 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from adaptor_nb import Agent, Notice, Result, Stream
+from adaptor_nb import Agent, Notice, Result, RunError, Stream
 from adaptor_nb.drivers import reference
 from adaptor_nb.threadstore import PostgresStore, ThreadStoreError
 
 from .pg_cluster import PASSWORD, Cluster
 
 
-async def run(stream: Stream) -> tuple[Result, list[Notice]]:
-    notices = [ev async for ev in stream.events() if isinstance(ev, Notice) and ev.kind == "thread.persistence"]
+async def run(stream: Stream, notices: list[Notice] | None = None) -> tuple[Result, list[Notice]]:
+    """The run's result and its thread.persistence notices (also put in ``notices``, for a run that fails)."""
+    notices = [] if notices is None else notices
+    notices += [ev async for ev in stream.events() if isinstance(ev, Notice) and ev.kind == "thread.persistence"]
     return await stream.result(), notices
 
 
@@ -67,11 +69,20 @@ async def test_server_lost_mid_run_keeps_every_checkpoint_and_the_next_send_work
     try:
         thread = agent.thread("review")
         stream = thread.send("second")
-        events = asyncio.ensure_future(run(stream))
+        notes: list[Notice] = []
+        events = asyncio.ensure_future(run(stream, notes))
         await gate.reached.wait()
         own_cluster.stop()  # the server goes away while the run is under way
         gate.open()
-        second, notices = await events
+        with pytest.raises(RunError) as failed:  # the run ends with an error naming the store, the answer in it
+            await events
+        assert "thread store Postgres(" in str(failed.value) and PASSWORD not in str(failed.value)
+        assert failed.value.details["retained_in_process"] is True and failed.value.details["store"].startswith(
+            "Postgres("
+        )
+        second = failed.value.result
+        assert second is not None and second.text == "working done"
+        notices = notes
         final = notices[-1].data
         assert final["final"] is True and final["retained_in_process"] is True
         assert "thread store Postgres(" in final["error"] and PASSWORD not in final["error"]
