@@ -16,6 +16,7 @@ from ._defaults import acp_on_path, inspect_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
+from ._sigint import TerminalInterrupts
 from ._tools import tools_report
 from ._worktrees import worktrees_command
 
@@ -230,11 +231,14 @@ async def run_cell(line: str, body: str) -> None:
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
+    interrupts = TerminalInterrupts(shell)
     try:
-        done = await _wait(view, stream)
+        with interrupts:
+            done = await _wait(view, stream)
         status = "done" if done.err is None else "failed"
     except KeyboardInterrupt:
         status = "cancelled"
+        await interrupts.settle(stream)
         raise
     finally:
         view.close_updates()

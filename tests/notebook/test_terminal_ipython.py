@@ -1,0 +1,113 @@
+"""Ctrl-C during an ``%%agent`` cell in terminal IPython (not a kernel): the run is cancelled, its CLI stopped, the
+prompt returns, and the next cell on the same thread runs.
+
+Terminal IPython runs each awaiting cell with ``run_until_complete`` on its own loop and nothing runs that loop
+between cells, so a KeyboardInterrupt raised inside the loop's ``select`` would leave the run pending: its CLI
+alive and its Thread busy (ThreadBusyError) for every later cell. The test drives a real ``ipython`` in a
+pseudo-terminal with a stand-in Claude CLI whose turn blocks, and sends the Ctrl-C byte.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "tests" / "fixtures" / "waiting_cli.py"
+IPYTHON = Path(sys.executable).with_name("ipython")
+CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")  # cursor, colour and title sequences
+PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # a bracketed paste: a multi-line cell entered as one
+
+
+class Terminal:
+    """``ipython`` in a pseudo-terminal, one cell at a time."""
+
+    def __init__(self, home: Path, piddir: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "TERM": "xterm", "STANDIN_PIDS": str(piddir)}
+        env.pop("ADAPTOR_NB_DRIVER", None)
+        argv = ["--no-banner", "--colors=NoColor", "--HistoryManager.enabled=False", "--no-confirm-exit"]
+        self.child = pexpect.spawn(
+            str(IPYTHON), argv, env=env, cwd=str(home), encoding="utf-8", timeout=60, dimensions=(50, 400)
+        )
+        self.count = 1
+        self.prompt()
+
+    def prompt(self) -> str:
+        """Wait for the prompt ``In [count]:`` and return what came before it, without control sequences."""
+        self.child.expect(rf"In \[{self.count}\]:")
+        return CONTROL.sub("", str(self.child.before))
+
+    def enter(self, cell: str) -> None:
+        self.child.send(PASTE_START + cell + PASTE_END + "\r")
+        self.count += 1
+
+    def run(self, cell: str) -> str:
+        """Run ``cell`` and return its output."""
+        self.enter(cell)
+        return self.prompt()
+
+    def close(self) -> None:
+        self.child.send("\x04")  # Ctrl-D at an empty prompt: exit
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+
+
+def _running(piddir: Path) -> list[psutil.Process]:
+    out = []
+    for name in os.listdir(piddir):
+        if name.isdigit():
+            try:
+                proc = psutil.Process(int(name))
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    out.append(proc)
+            except psutil.NoSuchProcess:
+                pass
+    return out
+
+
+def _blocked(piddir: Path) -> bool:
+    """Whether a stand-in CLI is inside its blocking turn (another process's file: polled until it appears)."""
+    deadline = time.monotonic() + 60
+    while not any(name.endswith(".waiting") for name in os.listdir(piddir)):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_ctrl_c_cancels_the_cell_stops_the_cli_and_frees_the_thread(tmp_path: Path) -> None:
+    piddir = tmp_path / "pids"
+    piddir.mkdir()
+    term = Terminal(tmp_path, piddir)
+    try:
+        term.run("%load_ext adaptor_nb")
+        config = f"command=[sys.executable, {str(CLI)!r}], grace_period=0.5, env={{'STANDIN_PIDS': {str(piddir)!r}}}"
+        term.run(
+            "import sys; from adaptor_nb import Agent; from adaptor_nb.drivers import claude; "
+            f"a = Agent(claude.Driver(claude.Config({config})), workspace={str(tmp_path)!r})"
+        )
+        term.enter("%%agent --agent a --thread t\nWAIT for ever")
+        assert _blocked(piddir), term.child.before
+        blocked = _running(piddir)
+        assert len(blocked) == 1
+        term.child.sendintr()  # the Ctrl-C byte: the terminal sends SIGINT to ipython
+        out = term.prompt()  # the prompt returns
+        assert "KeyboardInterrupt: the %%agent run was interrupted" in out, out
+        _gone, alive = psutil.wait_procs(blocked, timeout=5)
+        assert not alive, f"the CLI of the interrupted run is still running: {alive}"
+        out = term.run("%%agent --agent a --thread t\nhello again")
+        assert "ThreadBusyError" not in out, out
+        out = term.run("print('next run:', _agent.text)")
+        assert "next run: done" in out, out
+    finally:
+        term.close()
+        for proc in _running(piddir):
+            proc.kill()
