@@ -22,9 +22,9 @@ SETTLE_TIMEOUT = 30.0
 
 
 class TerminalInterrupts:
-    """A context for an ``%%agent`` cell's wait: Ctrl-C cancels the cell's task, then ``settle`` waits for the
-    cancellation's follow-up tasks. Does nothing in a kernel, off the main thread, or when SIGINT has a handler
-    other than Python's default."""
+    """A context for an ``%%agent`` cell's wait (a run's or a ``--map`` batch's): Ctrl-C cancels the cell's task,
+    then ``settle`` waits for the cancellation's follow-up tasks. Does nothing in a kernel, off the main thread,
+    or when SIGINT has a handler other than Python's default."""
 
     def __init__(self, shell: Any) -> None:
         self._terminal = getattr(shell, "kernel", None) is None
@@ -56,9 +56,9 @@ class TerminalInterrupts:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         self._handler = None
 
-    async def settle(self, stream: Any) -> None:
-        """Outside a kernel, wait until the interrupted run has ended and the tasks started since Ctrl-C (a
-        provider process being settled or stopped) are done, at most ``SETTLE_TIMEOUT`` seconds."""
+    async def settle(self, stream: Any = None) -> None:
+        """Outside a kernel, wait until the interrupted run (``stream``'s, if given) has ended and the tasks started
+        since Ctrl-C (a provider process being settled or stopped) are done, at most ``SETTLE_TIMEOUT`` seconds."""
         if not self._terminal:
             return
         loop = asyncio.get_running_loop()

@@ -73,10 +73,11 @@ def _running(piddir: Path) -> list[psutil.Process]:
     return out
 
 
-def _blocked(piddir: Path) -> bool:
-    """Whether a stand-in CLI is inside its blocking turn (another process's file: polled until it appears)."""
+def _blocked(piddir: Path, count: int = 1) -> bool:
+    """Whether ``count`` stand-in CLIs are inside their blocking turn (another process's files: polled until they
+    appear)."""
     deadline = time.monotonic() + 60
-    while not any(name.endswith(".waiting") for name in os.listdir(piddir)):
+    while sum(name.endswith(".waiting") for name in os.listdir(piddir)) < count:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -107,6 +108,38 @@ def test_ctrl_c_cancels_the_cell_stops_the_cli_and_frees_the_thread(tmp_path: Pa
         assert "ThreadBusyError" not in out, out
         out = term.run("print('next run:', _agent.text)")
         assert "next run: done" in out, out
+    finally:
+        term.close()
+        for proc in _running(piddir):
+            proc.kill()
+
+
+def test_ctrl_c_cancels_a_map_cell_stops_every_cli_and_keeps_the_partial_frame(tmp_path: Path) -> None:
+    piddir = tmp_path / "pids"
+    piddir.mkdir()
+    term = Terminal(tmp_path, piddir)
+    try:
+        term.run("%load_ext adaptor_nb")
+        config = f"command=[sys.executable, {str(CLI)!r}], grace_period=0.5, env={{'STANDIN_PIDS': {str(piddir)!r}}}"
+        term.run(
+            "import sys; import pandas as pd; from adaptor_nb import Agent; from adaptor_nb.drivers import claude; "
+            f"a = Agent(claude.Driver(claude.Config({config})), workspace={str(tmp_path)!r}); "
+            "rows = pd.DataFrame({'body': ['WAIT', 'WAIT']})"
+        )
+        term.enter("%%agent --agent a --map rows --thread row{index} --concurrency 2\n{body}")
+        assert _blocked(piddir, 2), term.child.before
+        blocked = _running(piddir)
+        assert len(blocked) == 2
+        term.child.sendintr()
+        out = term.prompt()
+        assert "KeyboardInterrupt: the %%agent --map batch was cancelled" in out, out
+        _gone, alive = psutil.wait_procs(blocked, timeout=5)
+        assert not alive, f"CLIs of the interrupted batch are still running: {alive}"
+        out = term.run("print('partial:', len(_agent))")
+        assert "partial: 2" in out, out
+        term.run("%%agent --agent a --map rows --thread row{index} --concurrency 2\nhello")
+        out = term.run("print('next batch:', list(_agent['_status']))")
+        assert "next batch: ['ok', 'ok']" in out, out
     finally:
         term.close()
         for proc in _running(piddir):
