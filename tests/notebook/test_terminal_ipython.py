@@ -54,9 +54,15 @@ class Terminal:
         self.enter(cell)
         return self.prompt()
 
-    def close(self) -> None:
-        self.child.send("\x04")  # Ctrl-D at an empty prompt: exit
-        self.child.expect(pexpect.EOF)
+    def exit(self) -> bool:
+        """Ctrl-D at an empty prompt; whether ipython exited within 30 s."""
+        self.child.send("\x04")
+        return self.child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=30) == 0
+
+    def kill(self) -> None:
+        """End ipython whatever its state (after a failure) and release the terminal."""
+        if self.child.isalive():
+            self.child.terminate(force=True)
         self.child.close()
 
 
@@ -96,7 +102,7 @@ def test_ctrl_c_cancels_the_cell_stops_the_cli_and_frees_the_thread(tmp_path: Pa
             f"a = Agent(claude.Driver(claude.Config({config})), workspace={str(tmp_path)!r})"
         )
         term.enter("%%agent --agent a --thread t\nWAIT for ever")
-        assert _blocked(piddir), term.child.before
+        assert _blocked(piddir), "the stand-in CLI never reached its blocking turn"
         blocked = _running(piddir)
         assert len(blocked) == 1
         term.child.sendintr()  # the Ctrl-C byte: the terminal sends SIGINT to ipython
@@ -108,8 +114,9 @@ def test_ctrl_c_cancels_the_cell_stops_the_cli_and_frees_the_thread(tmp_path: Pa
         assert "ThreadBusyError" not in out, out
         out = term.run("print('next run:', _agent.text)")
         assert "next run: done" in out, out
+        assert term.exit(), "ipython did not exit at Ctrl-D"
     finally:
-        term.close()
+        term.kill()
         for proc in _running(piddir):
             proc.kill()
 
@@ -127,7 +134,7 @@ def test_ctrl_c_cancels_a_map_cell_stops_every_cli_and_keeps_the_partial_frame(t
             "rows = pd.DataFrame({'body': ['WAIT', 'WAIT']})"
         )
         term.enter("%%agent --agent a --map rows --thread row{index} --concurrency 2\n{body}")
-        assert _blocked(piddir, 2), term.child.before
+        assert _blocked(piddir, 2), f"{len(_running(piddir))} stand-in CLIs started, not 2 in their blocking turn"
         blocked = _running(piddir)
         assert len(blocked) == 2
         term.child.sendintr()
@@ -140,7 +147,8 @@ def test_ctrl_c_cancels_a_map_cell_stops_every_cli_and_keeps_the_partial_frame(t
         term.run("%%agent --agent a --map rows --thread row{index} --concurrency 2\nhello")
         out = term.run("print('next batch:', list(_agent['_status']))")
         assert "next batch: ['ok', 'ok']" in out, out
+        assert term.exit(), "ipython did not exit at Ctrl-D"
     finally:
-        term.close()
+        term.kill()
         for proc in _running(piddir):
             proc.kill()
