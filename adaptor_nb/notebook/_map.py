@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from ._args import CellOptions, OptionError
+from ._sigint import TerminalInterrupts
 
 if TYPE_CHECKING:
     from ._session import NotebookSession
@@ -84,10 +85,15 @@ async def run_map(
     out = opts.out
     namespace[f"{out}_batch"] = batch
     batch.on_frame.append(lambda f: namespace.__setitem__(out, f))
+    from IPython import get_ipython
+
+    interrupts = TerminalInterrupts(get_ipython())
     try:
-        namespace[out] = await _wait(batch)
+        with interrupts:
+            namespace[out] = await _wait(batch)
     except KeyboardInterrupt:
         namespace[out] = batch.frame
+        await interrupts.settle()
         raise
 
 

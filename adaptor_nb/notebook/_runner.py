@@ -18,6 +18,7 @@ from ._defaults import FIXES, acp_on_path, inspect_driver, make_driver
 from ._help import CELL_HELP, DRIVER_NAMES, LINE_HELP
 from ._kernel import kernel_problem
 from ._session import NotebookSession, SetupError
+from ._sigint import TerminalInterrupts
 from ._tools import tools_report
 from ._waiting import CANCEL_GRACE as CANCEL_GRACE
 from ._waiting import TICK as TICK
@@ -196,12 +197,15 @@ async def run_cell(line: str, body: str) -> None:
     run_id = session.started(stream, view, plan)
     status = "failed"
     done: Any = None
+    interrupts = TerminalInterrupts(shell)
     try:
-        done = await _wait(view, stream)
+        with interrupts:
+            done = await _wait(view, stream)
         status = "done" if done.err is None else "failed"
     except Interrupted as stop:
         status, done = "cancelled", stop.done
         namespace[opts.out] = partial_result(stop.done)
+        await interrupts.settle(stream)
         raise _short(
             KeyboardInterrupt(f"the %%agent run was interrupted; the partial Result is in {opts.out}")
         ) from None
