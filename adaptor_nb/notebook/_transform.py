@@ -42,3 +42,9 @@ def rewrite(lines: list[str]) -> list[str]:
             return lines
         out.append(f"await {_RUNNER}.run_line({text[len('%agent') :].strip()!r})\n")
     return out
+
+
+# IPython's completeness check (terminal IPython's Enter key, a kernel's is_complete_request) skips transformers
+# marked so; it then sees the ``%%agent`` line as a cell magic, which is complete only after a blank line, so a
+# cell typed by hand keeps its body. Execution applies the transformer as before.
+setattr(rewrite, "has_side_effects", True)  # noqa: B010

@@ -40,3 +40,17 @@ def test_a_cell_of_agent_lines_awaits_each() -> None:
 def test_agent_lines_mixed_with_code_are_left_alone() -> None:
     text = "%agent status\nx = 1\n"
     assert rewrite(lines(text)) == lines(text)
+
+
+def test_a_cell_typed_by_hand_waits_for_its_body_in_the_completeness_check() -> None:
+    # Terminal IPython asks whether the input is complete at each Enter: an %%agent line alone must not run yet.
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    manager = TransformerManager()
+    manager.cleanup_transforms.insert(0, rewrite)
+    assert manager.check_complete("%%agent --thread t\n")[0] == "incomplete"
+    assert manager.check_complete("%%agent --thread t\nsummarise the table\n")[0] == "incomplete"
+    assert manager.check_complete("%%agent --thread t\nsummarise the table\n\n")[0] == "complete"
+    assert "run_cell('--thread t', 'summarise the table\\n')" in manager.transform_cell(
+        "%%agent --thread t\nsummarise the table\n"
+    )
