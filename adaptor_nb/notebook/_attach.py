@@ -110,23 +110,30 @@ def table_png(name: str, table: Any, rows: int = HEAD_ROWS) -> bytes:
     """
     try:
         from matplotlib.figure import Figure
+        from matplotlib.transforms import Bbox
     except ImportError:
         raise OptionError(MATPLOTLIB_MISSING.format(what=f"{name}:image")) from None
     head = table.head(rows)
     frame = head.to_frame() if getattr(head, "ndim", 2) == 1 else head
-    cells = [[str(value) for value in row] for row in frame.itertuples(index=False, name=None)]
-    columns = [str(column) for column in frame.columns]
-    labels = [str(label) for label in frame.index]
-    figure = Figure(figsize=(max(2.0, 1.2 * (len(columns) + 1)), 0.3 * (len(cells) + 1) + 0.2))
-    ax = figure.add_subplot()
+    columns = [str(column) for column in frame.columns] or [""]  # no columns: one empty column beside the index
+    cells = [[str(value) for value in row] or [""] for row in frame.itertuples(index=False, name=None)]
+    labels = [str(label) for label in frame.index] or [""]
+    cells = cells or [["" for _ in columns]]  # no rows: one empty row under the header
+    inches = [
+        0.3 + 0.08 * max(len(text) for text in [column, *(row[i] for row in cells)]) for i, column in enumerate(columns)
+    ]
+    figure = Figure(figsize=(max(1.0, sum(inches)), 0.25 * (len(cells) + 1)))
+    ax = figure.add_axes((0, 0, 1, 1))
     ax.axis("off")
-    if cells:
-        drawn = ax.table(cellText=cells, colLabels=columns, rowLabels=labels, loc="center")
-    else:  # no rows: the header alone
-        drawn = ax.table(cellText=[["" for _ in columns]], colLabels=columns, loc="center")
+    drawn = ax.table(
+        cellText=cells,
+        colLabels=columns,
+        colWidths=[width / sum(inches) for width in inches],
+        rowLabels=labels,
+        bbox=Bbox.from_bounds(0, 0, 1, 1),  # the table fills the figure; the index labels stand out to its left
+    )
     drawn.auto_set_font_size(False)
     drawn.set_fontsize(9)
-    drawn.auto_set_column_width(list(range(-1, len(columns))))
     return figure_png(figure)
 
 

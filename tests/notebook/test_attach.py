@@ -110,3 +110,12 @@ def test_without_matplotlib_attaching_the_current_figure_says_how_to_install_it(
     with pytest.raises(OptionError) as info:
         collect((Attachment("fig"),), {})
     assert "needs matplotlib" in str(info.value) and "pip install" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [pd.DataFrame({"a": [], "b": []}), pd.DataFrame(index=range(3)), pd.DataFrame(), pd.Series([1.5], name="x")],
+    ids=["no rows", "no columns", "empty", "series"],
+)
+def test_a_table_image_of_an_empty_or_one_column_table_is_still_a_png(table: object) -> None:
+    assert collect((Attachment("t", "image"),), {"t": table}).images[0][:8] == PNG
