@@ -1,10 +1,10 @@
 """``%%agent --attach``: kernel objects sent with the prompt, a matplotlib figure as a PNG image and a DataFrame's
-head as a text table.
+head as a text table or a table image.
 
 ``--attach NAME`` names a variable of the kernel; ``fig`` with no such variable is pyplot's current figure. A
 figure (or an Axes, whose figure is used) becomes a PNG image; a DataFrame or Series becomes its first rows as a
-text table at the end of the prompt. ``NAME:text`` and ``NAME:image`` ask for one form; a table image is not
-rendered (DataFrames are sent as text only), and asking for one says so.
+text table at the end of the prompt, or with ``NAME:image`` those same rows drawn as a PNG table (matplotlib's
+``table``). ``NAME:text`` asks for the text form, which a figure has not.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ HEAD_ROWS = 10
 FORMS = ("text", "image")
 CURRENT_FIGURE = "fig"
 MATPLOTLIB_MISSING = (
-    "%%agent: --attach fig needs matplotlib, which is not installed: pip install matplotlib "
+    "%%agent: --attach {what} needs matplotlib, which is not installed: pip install matplotlib "
     "(or pip install 'adaptor_nb[plot]')"
 )
 
@@ -67,7 +67,7 @@ def _current_figure() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise OptionError(MATPLOTLIB_MISSING) from None
+        raise OptionError(MATPLOTLIB_MISSING.format(what=CURRENT_FIGURE)) from None
     if not plt.get_fignums():
         raise OptionError(
             "%%agent: --attach fig found no figure: no variable is named fig and pyplot has no open figure "
@@ -103,6 +103,40 @@ def table_text(name: str, table: Any, rows: int = HEAD_ROWS) -> str:
     return f"{head}\n```\n{table.head(rows).to_string()}\n```"
 
 
+def table_png(name: str, table: Any, rows: int = HEAD_ROWS) -> bytes:
+    """The first ``rows`` rows of a DataFrame or Series drawn as a table (index and columns as headers) in a PNG.
+
+    A figure of its own (``matplotlib.figure.Figure``, not pyplot) so the kernel's current figure is left alone.
+    """
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.transforms import Bbox
+    except ImportError:
+        raise OptionError(MATPLOTLIB_MISSING.format(what=f"{name}:image")) from None
+    head = table.head(rows)
+    frame = head.to_frame() if getattr(head, "ndim", 2) == 1 else head
+    columns = [str(column) for column in frame.columns] or [""]  # no columns: one empty column beside the index
+    cells = [[str(value) for value in row] or [""] for row in frame.itertuples(index=False, name=None)]
+    labels = [str(label) for label in frame.index] or [""]
+    cells = cells or [["" for _ in columns]]  # no rows: one empty row under the header
+    inches = [
+        0.3 + 0.08 * max(len(text) for text in [column, *(row[i] for row in cells)]) for i, column in enumerate(columns)
+    ]
+    figure = Figure(figsize=(max(1.0, sum(inches)), 0.25 * (len(cells) + 1)))
+    ax = figure.add_axes((0, 0, 1, 1))
+    ax.axis("off")
+    drawn = ax.table(
+        cellText=cells,
+        colLabels=columns,
+        colWidths=[width / sum(inches) for width in inches],
+        rowLabels=labels,
+        bbox=Bbox.from_bounds(0, 0, 1, 1),  # the table fills the figure; the index labels stand out to its left
+    )
+    drawn.auto_set_font_size(False)
+    drawn.set_fontsize(9)
+    return figure_png(figure)
+
+
 def collect(items: tuple[Attachment, ...], namespace: Mapping[str, Any]) -> Attached:
     """Resolve every attachment in the kernel's namespace; OptionError naming the one that cannot be sent."""
     out = Attached()
@@ -114,11 +148,9 @@ def collect(items: tuple[Attachment, ...], namespace: Mapping[str, Any]) -> Atta
             out.images.append(figure_png(obj))
         elif _is_table(obj):
             if item.form == "image":
-                raise OptionError(
-                    f"%%agent: --attach {item.name}:image: a table is sent as text only (no table image is "
-                    f"rendered); use --attach {item.name}"
-                )
-            out.text.append(table_text(item.name, obj))
+                out.images.append(table_png(item.name, obj))
+            else:
+                out.text.append(table_text(item.name, obj))
         else:
             raise OptionError(
                 f"%%agent: --attach {item.name}: a {type(obj).__name__} cannot be attached; attach a matplotlib "
@@ -127,4 +159,4 @@ def collect(items: tuple[Attachment, ...], namespace: Mapping[str, Any]) -> Atta
     return out
 
 
-__all__ = ["Attached", "Attachment", "collect", "figure_png", "parse_attachment", "table_text"]
+__all__ = ["Attached", "Attachment", "collect", "figure_png", "parse_attachment", "table_png", "table_text"]

@@ -55,15 +55,16 @@ Options:
                         view shows the failure and Run All goes on
   --attach NAME         send NAME with the prompt (repeatable): a matplotlib figure or Axes as a PNG image
                         (fig alone: the figure named fig, else pyplot's current one; needs matplotlib), a
-                        DataFrame or Series as its first 10 rows in a text table after the prompt
+                        DataFrame or Series as its first 10 rows in a text table after the prompt;
+                        NAME:image sends those rows as a PNG table instead (needs matplotlib)
 
 The body may use {name} or {name.attr} to insert values from the notebook namespace; names that are not
 defined stay as written, and {{ / }} give literal braces. $name and {name} in the option line are expanded
 as in any IPython magic.
 
 Line magic: %agent use DRIVER [--force] [--model M] [--approvals MODE] [--timeout S] [--instructions TEXT]
-            %agent threads | %agent worktrees [clean] | %agent status | %agent cancel | %agent help
-            %agent threads | %agent status | %agent cancel | %agent tools | %agent help
+            %agent threads | %agent worktrees [clean] | %agent status | %agent cancel | %agent tools
+            %agent serve [--port N] [--thread NAME] [--cors ORIGIN] | %agent serve stop | %agent help
 """
 
 LINE_HELP = """\
@@ -84,6 +85,12 @@ LINE_HELP = """\
 %agent record    PATH [--mode none|once|rewrite]: replay the runs from a cassette, record the missing ones
 %agent config [--approval-timeout S|none|default] [--no-raise | --raise]
                  the defaults of every %%agent cell (a cell's own options win); without options, show them
+%agent serve [--port N] [--thread NAME] [--cors ORIGIN]
+                 serve the notebook's agent as an AG-UI endpoint on 127.0.0.1 (a free port unless --port),
+                 with a bearer token it prints; --thread NAME drives that one notebook thread from every web
+                 thread, --cors ORIGIN lets a page from ORIGIN call it (repeatable)
+%agent serve stop           stop the endpoint (its runs in progress are cancelled)
+%agent serve status         where the endpoint serves, or that it is not running
 %agent help      this help and the %%agent options
 """
 

@@ -1,4 +1,5 @@
-"""``%%agent --attach``: a figure becomes a PNG image, a DataFrame's head a text table after the prompt; anything
+"""``%%agent --attach``: a figure becomes a PNG image, a DataFrame's head a text table after the prompt (or a PNG
+table with ``:image``); anything
 else, a missing variable or a missing matplotlib is a clear option error."""
 
 from __future__ import annotations
@@ -65,9 +66,25 @@ def test_a_dataframe_is_sent_as_its_head_in_a_text_table_after_the_prompt() -> N
     assert "r9" in prompt and "r10" not in prompt and prompt.endswith("```")
 
 
-def test_a_table_image_is_refused_saying_tables_go_as_text() -> None:
-    with pytest.raises(OptionError, match="sent as text only"):
+def test_a_table_image_is_its_head_drawn_as_a_png_table_and_leaves_pyplot_alone() -> None:
+    sales = pd.DataFrame({"region": [f"r{i}" for i in range(25)], "units": range(25)})
+    attached = collect(
+        (Attachment("sales", "image"), Attachment("units", "image")), {"sales": sales, "units": sales.units}
+    )
+    assert [i[:8] for i in attached.images] == [PNG, PNG]
+    assert attached.text == [] and attached.prompt("look") == "look"
+    assert plt.get_fignums() == []  # no pyplot figure was opened
+    more = collect((Attachment("sales", "image"),), {"sales": sales.assign(units=sales.units * 1000)})
+    same_head = collect((Attachment("sales", "image"),), {"sales": sales.iloc[:10]})
+    assert more.images[0] != attached.images[0]  # the values are drawn
+    assert same_head.images[0] == attached.images[0]  # only the first 10 rows are drawn
+
+
+def test_without_matplotlib_a_table_image_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import matplotlib.figure now fails
+    with pytest.raises(OptionError) as info:
         collect((Attachment("df", "image"),), {"df": pd.DataFrame({"a": [1]})})
+    assert "--attach df:image needs matplotlib" in str(info.value) and "adaptor_nb[plot]" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -93,3 +110,12 @@ def test_without_matplotlib_attaching_the_current_figure_says_how_to_install_it(
     with pytest.raises(OptionError) as info:
         collect((Attachment("fig"),), {})
     assert "needs matplotlib" in str(info.value) and "pip install" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [pd.DataFrame({"a": [], "b": []}), pd.DataFrame(index=range(3)), pd.DataFrame(), pd.Series([1.5], name="x")],
+    ids=["no rows", "no columns", "empty", "series"],
+)
+def test_a_table_image_of_an_empty_or_one_column_table_is_still_a_png(table: object) -> None:
+    assert collect((Attachment("t", "image"),), {"t": table}).images[0][:8] == PNG

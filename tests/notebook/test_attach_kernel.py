@@ -64,3 +64,34 @@ def test_a_cell_attaches_the_figure_as_an_image_and_the_dataframe_as_text(tmp_pa
     assert media_type == "image/png" and data[:8] == b"\x89PNG\r\n\x1a\n"
     assert str(len(data)) in png  # the figure as the cell would render it
     assert len(fake.message_requests) == 1  # the cell with a missing variable started no run
+
+
+def test_a_cell_attaches_a_dataframe_as_a_table_image(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    cli = require_cli("claude", "run `bash scripts/setup.sh`")
+    home = tmp_path / "home"
+    home.mkdir()
+    with FakeAnthropicServer() as fake:
+        env = {
+            "HOME": str(home),
+            "PATH": f"{os.path.dirname(cli)}{os.pathsep}{os.environ.get('PATH', '')}",
+            "ANTHROPIC_API_KEY": "sk-ant-attach-test-0123456789",
+            "ANTHROPIC_BASE_URL": fake.url,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "ADAPTOR_NB_THREAD_STORE": str(tmp_path / "threads.adaptor_nb.sqlite"),
+            "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        }
+        kernel = Kernel(tmp_path, env)
+        try:
+            kernel.run_ok("%load_ext adaptor_nb")
+            kernel.run_ok(PLOT)
+            cell = kernel.run("%%agent --driver claude --attach sales:image\nWhich region? [[say south]]")
+            assert cell.status == "ok", cell.text()
+        finally:
+            kernel.shutdown()
+        request = fake.message_requests[-1]
+    assert request.prompt == "Which region? [[say south]]"  # the table went as an image, not as text
+    [(media_type, data)] = request.prompt_images
+    assert media_type == "image/png" and data[:8] == b"\x89PNG\r\n\x1a\n"
