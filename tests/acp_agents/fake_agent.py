@@ -101,7 +101,7 @@ def main(fault: str) -> int:
                 send({"jsonrpc": "2.0", "method": "fake/notify", "params": {"sessionId": session}})
             if fault == "garbage":
                 sys.stdout.write("this is {not json\n")
-            if fault in ("garbage", "extension", "silent", "version", "auth"):
+            if fault in ("plain", "garbage", "extension", "silent", "version", "auth"):
                 chunk(session, "whole answer")
             send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
     return 0

@@ -33,6 +33,7 @@ class Terminal:
     def __init__(self, home: Path, piddir: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(home), "TERM": "xterm", "STANDIN_PIDS": str(piddir)}
         env.pop("ADAPTOR_NB_DRIVER", None)
+        env["ANTHROPIC_API_KEY"] = "sk-ant-standin"  # the credentials check before launch; the stand-in reads none
         argv = ["--no-banner", "--colors=NoColor", "--HistoryManager.enabled=False", "--no-confirm-exit"]
         self.child = pexpect.spawn(
             str(IPYTHON), argv, env=env, cwd=str(home), encoding="utf-8", timeout=60, dimensions=(50, 400)
@@ -46,7 +47,8 @@ class Terminal:
         return CONTROL.sub("", str(self.child.before))
 
     def enter(self, cell: str) -> None:
-        self.child.send(PASTE_START + cell + PASTE_END + "\r")
+        # A cell magic is complete at a blank line after its body, as for any %% cell in IPython: Enter three times.
+        self.child.send(PASTE_START + cell + PASTE_END + ("\r\r\r" if cell.startswith("%%") else "\r"))
         self.count += 1
 
     def run(self, cell: str) -> str:
