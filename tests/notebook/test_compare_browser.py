@@ -3,13 +3,17 @@ then the comparison table follows them."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+from _support import require_cli
 from nbformat.v4 import new_code_cell, new_notebook
+
+from adaptor_nb.testing._anthropic import FakeAnthropicServer
 
 from .lab import CHROMIUM, Lab, browser_page, open_notebook, run_all, screenshot
 
@@ -86,3 +90,52 @@ def test_two_columns_stream_live_then_the_comparison_table(lab: Lab) -> None:
         assert rows[0][2] == "Reading a.py. One file, nothing risky." and rows[0][4] == "1"
         assert rows[1][2] == "Skimming. Looks risky." and rows[1][4] == "0"
         screenshot(page.locator(".jp-Cell").nth(1), "compare-table")
+
+
+@pytest.mark.slow
+@pytest.mark.claude
+def test_the_reference_driver_beside_the_real_claude_cli(tmp_path: Path) -> None:
+    """Two different drivers: the reference driver and the real Claude CLI against the fake Anthropic server."""
+    cli = require_cli("claude", "run `bash scripts/setup.sh`")
+    root, home = tmp_path / "root", tmp_path / "home"
+    root.mkdir()
+    home.mkdir()
+    book = new_notebook(
+        cells=[new_code_cell("%load_ext adaptor_nb"), new_code_cell("%%agent --driver reference,claude\n[[say south]]")]
+    )
+    book.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(book, root / "two.ipynb")
+    with FakeAnthropicServer() as fake:
+        env = {
+            "PATH": f"{os.path.dirname(cli)}{os.pathsep}{os.environ.get('PATH', '')}",
+            "ANTHROPIC_API_KEY": "sk-ant-compare-test-0123456789",
+            "ANTHROPIC_BASE_URL": fake.url,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+            "CLAUDE_CONFIG_DIR": str(home / "claude"),
+            "ADAPTOR_NB_THREAD_STORE": str(home / "t.sqlite"),
+        }
+        lab = Lab(root, home, env)
+        try:
+            page: Any
+            with browser_page() as page:
+                open_notebook(page, lab, "two.ipynb", "two")
+                run_all(page)
+                table = page.locator("table.anb-compare")
+                table.wait_for(timeout=120_000)
+                box = page.locator(".widget-hbox").filter(has=page.locator(".anb")).first
+                columns = box.locator(".anb")
+                assert columns.count() == 2
+                drivers = [c.locator(".anb-driver").inner_text().strip() for c in columns.all()]
+                assert drivers == ["reference", "claude"], drivers
+                a, b = columns.nth(0).bounding_box(), columns.nth(1).bounding_box()
+                assert a is not None and b is not None and a["x"] + a["width"] <= b["x"], "side by side"
+                assert "south" in columns.nth(1).inner_text()
+                rows = [[c.strip() for c in r.locator("td").all_inner_texts()] for r in table.locator("tr").all()[1:]]
+                assert [r[:2] for r in rows] == [["reference", "ok"], ["claude", "ok"]], rows
+                assert "south" in rows[1][2]
+                screenshot(page.locator(".jp-Cell").nth(1), "compare-reference-claude")
+        finally:
+            lab.close()
+    assert fake.message_requests, "the Claude CLI reached the fake server"
