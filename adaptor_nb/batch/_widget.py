@@ -146,6 +146,9 @@ class BatchView(anywidget.AnyWidget):
                     with self._lock:
                         state.apply(event)
                         opened = self.row_view
+                        if self._opened == label and self._runs.get(label) is state:
+                            self._detail_due = True
+                            self._coalescer.mark()
                     if opened is not None and opened[0] == label and opened[1].state is state:
                         opened[1]._coalescer.mark()
 
@@ -212,6 +215,8 @@ class BatchView(anywidget.AnyWidget):
         elif kind == "open":
             label = str(content.get("label", ""))
             self._on_loop(lambda: self.open_row(label))
+        elif kind == "close":
+            self._on_loop(self.close_row)
         elif kind == "stop":
             self._on_loop(self._click_stop)
         elif kind == "rendered":
@@ -263,17 +268,23 @@ class BatchView(anywidget.AnyWidget):
             await self.finish()
 
     def open_row(self, label: str) -> None:
-        """Open one row's run: its transcript as text in the detail pane and, under a live view, the row's own run
-        view (live while the row runs) in the output below the batch view."""
+        """Open one row's run: its transcript, tool calls and approvals in the side panel beside the table (kept
+        up to date while the row runs) and, under a live view, the row's own run view in the output below."""
         with self._lock:
+            self._opened = label
             state = self._runs.get(label)
             if state is None:
                 self.detail = {"label": label, "text": "no run recorded for this row (cached, skipped or remote)"}
                 return
-            text = _run_text(state)
-        self.detail = {"label": label, "text": text}
+            self.detail = _detail(label, state)
         if self._slot is not None:
             self._slot.update(self._open_view(label, state))
+
+    def close_row(self) -> None:
+        """Close the side panel (what its close button does)."""
+        with self._lock:
+            self._opened = None
+        self.detail = {}
 
     def _open_view(self, label: str, state: RunState) -> Any:
         """A RunView over the row's recorded state (the view already folded its events)."""
@@ -295,6 +306,8 @@ class BatchView(anywidget.AnyWidget):
     # -- updates ---------------------------------------------------------------------------------------------
 
     _notice = ""
+    _opened: str | None = None  # the label whose run the side panel shows
+    _detail_due = False  # the opened row's run changed since the panel was last sent
     _in_kernel = False
     _final_shown = False
 
@@ -307,6 +320,10 @@ class BatchView(anywidget.AnyWidget):
                 for rid, (r, label, tool) in self._requests.items()
             ]
             notice = self._notice
+            detail = None
+            if self._detail_due and self._opened is not None and self._opened in self._runs:
+                detail = _detail(self._opened, self._runs[self._opened])
+            self._detail_due = False
         counts = {
             "total": p.total,
             "done": p.done,
@@ -329,6 +346,8 @@ class BatchView(anywidget.AnyWidget):
             self.failures = [{"label": str(lb), "error": err} for lb, err in p.failures[:MAX_FAILURES]]
             self.approvals_pending = pending
             self.notice = notice
+            if detail is not None:
+                self.detail = detail
             if table:  # the table is the big part of an update: it goes at most every TABLE_EVERY seconds
                 self.rows = table_rows(self.labels, p)
                 self.totals = estimate(p)
@@ -414,29 +433,37 @@ class _Static:
         return self.bundle["text/plain"]
 
 
-def _run_text(state: RunState) -> str:
-    """One row's run as plain text (the front end shows it as a text node): header, items in order, footer."""
+def _detail(label: str, state: RunState) -> dict[str, Any]:
+    """The side panel's content for one row's run."""
+    entries = run_entries(state)
+    return {"label": label, "text": "\n".join(e["text"] for e in entries), "entries": entries}
+
+
+def run_entries(state: RunState) -> list[dict[str, str]]:
+    """One row's run as entries of plain text (the front end shows each as a text node), each with its kind:
+    ``head`` (driver, state, error), ``text`` (the transcript), ``tool`` (a call and its result), ``approval``,
+    ``other`` and ``foot`` (time, tokens, cost)."""
     header, footer = dict(state.header), dict(state.footer)
-    lines = [f"{header.get('driver', '')} · {header.get('state', '')}"]
+    out = [{"kind": "head", "text": f"{header.get('driver', '')} · {header.get('state', '')}"}]
     if header.get("error"):
-        lines.append(str(header["error"]))
+        out.append({"kind": "head", "text": str(header["error"])})
     for item in state.items:
         kind = item.get("kind")
         text = str(item.get("text") or state.live_text(item["id"]))
         if kind == "text":
-            lines.append(("you: " if item.get("role") == "user" else "") + text)
+            out.append({"kind": "text", "text": ("you: " if item.get("role") == "user" else "") + text})
         elif kind == "tool":
-            lines.append(f"[{item.get('name') or 'tool'} · {item.get('state', '')}] {text}")
-            if item.get("result"):
-                lines.append(f"  -> {item['result']}")
+            line = f"[{item.get('name') or 'tool'} · {item.get('state', '')}] {text}"
+            out.append({"kind": "tool", "text": line + (f"\n  -> {item['result']}" if item.get("result") else "")})
         elif kind == "approval":
-            lines.append(f"[approval] {item.get('title', '')} · {item.get('outcome') or item.get('state', '')}")
+            line = f"[approval] {item.get('title', '')} · {item.get('outcome') or item.get('state', '')}"
+            out.append({"kind": "approval", "text": line})
         else:
-            lines.append(f"[{kind}] {text}")
+            out.append({"kind": "other", "text": f"[{kind}] {text}"})
     end = footer_line(header, footer)
     if end:
-        lines.append(end)
-    return "\n".join(lines)
+        out.append({"kind": "foot", "text": end})
+    return out
 
 
 def summary_text(p: Progress) -> str:

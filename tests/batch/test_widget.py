@@ -238,3 +238,17 @@ async def test_the_widget_bundle_carries_the_static_summary_for_saved_notebooks(
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "1/1 rows: 0 ok, 0 cached, 1 failed" in data["text/plain"]
     assert "&lt;script&gt;x&lt;/script&gt;" in data["text/html"] and "<script>" not in data["text/html"]
+
+
+async def test_the_side_panel_lists_tool_calls_and_approvals_and_closes() -> None:
+    batch = map_rows(
+        Agent(RowDriver()), _frame(["[tool:Bash] x"]), "{body}", Ticket, progress="view", approve_tools=["Bash"]
+    )
+    await batch
+    view = batch.view
+    click(view, type="open", label="t0")
+    kinds = [e["kind"] for e in view.detail["entries"]]
+    assert "tool" in kinds and "approval" in kinds and kinds[0] == "head"
+    assert view.detail["text"] == "\n".join(e["text"] for e in view.detail["entries"])
+    click(view, type="close")
+    assert view.detail == {}

@@ -70,3 +70,39 @@ def test_the_result_table_fills_in_sorts_and_opens_a_row(lab: Lab) -> None:
         view.locator(".anb-batch-dlabel", has_text="run of row t2").wait_for()
         assert "<b>never</b>" in view.locator(".anb-batch-dtext").inner_text()
         assert view.locator("button.anb-batch-stop").is_disabled(), "nothing left to stop"
+
+
+def test_a_clicked_row_opens_its_run_in_a_side_panel_beside_the_table(lab: Lab) -> None:
+    book = new_notebook(cells=[new_code_cell(SETUP.strip()), new_code_cell(MAP)])
+    book.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nbformat.write(book, lab.root / "panel.ipynb")
+    page: Any
+    with browser_page() as page:
+        open_notebook(page, lab, "panel.ipynb", "panel")
+        run_all(page)
+        view = page.locator(".anb-batch").first
+        grid = view.locator("table.anb-batch-grid")
+        panel = view.locator(".anb-batch-detail")
+        view.locator('.anb-batch-count[data-count="queued"][data-value="0"]').wait_for()
+        view.locator('.anb-batch-count[data-count="running"][data-value="0"]').wait_for()
+        assert not panel.is_visible(), "no panel before a click"
+
+        grid.locator("button.anb-batch-row-open", has_text="t3").click()
+        panel.locator(".anb-batch-dlabel", has_text="run of row t3").wait_for()
+        # the table scrolls sideways inside its own box when it is wider than its share
+        table_box, panel_box = view.locator(".anb-batch-result").bounding_box(), panel.bounding_box()
+        assert table_box is not None and panel_box is not None
+        assert panel_box["x"] >= table_box["x"] + table_box["width"], "beside the table, not below it"
+        assert panel_box["y"] < table_box["y"] + table_box["height"], "level with the table"
+        tools = panel.locator(".anb-batch-d-tool").all_inner_texts()
+        assert any(t.startswith("[Bash") for t in tools), tools
+        approvals = panel.locator(".anb-batch-d-approval").all_inner_texts()
+        assert approvals and approvals[0].startswith("[approval]"), approvals
+        screenshot(view, "batch-row-side-panel")
+
+        grid.locator("button.anb-batch-row-open", has_text="t2").click()
+        panel.locator(".anb-batch-dlabel", has_text="run of row t2").wait_for()
+        assert "<b>never</b>" in panel.locator(".anb-batch-d-head").all_inner_texts()[-1]
+        assert view.locator("b").count() == 0  # agent text stays text
+        panel.locator("button.anb-batch-close").click()
+        panel.wait_for(state="hidden")

@@ -27,7 +27,10 @@ function render({ model, el }) {
   const openBtn = h("button", "anb-batch-open-any", "open row");
   openBtn.onclick = () => which.value.trim() && send({ type: "open", label: which.value.trim() });
   opener.append(which, openBtn);
-  root.append(head, bar, meter, notice, approvals, table, fails, opener, detail);
+  // the opened row's run stands in a side panel beside the table (the table keeps its place while it is open)
+  const main = h("div", "anb-batch-main");
+  main.append(table, detail);
+  root.append(head, bar, meter, notice, approvals, main, fails, opener);
   el.appendChild(root);
   const send = (msg) => model.send({ id: `b${++seq}`, ...msg });
   let received = Date.now();
@@ -149,10 +152,21 @@ function render({ model, el }) {
     }
     const d = model.get("detail") || {};
     detail.replaceChildren();
+    main.classList.toggle("anb-batch-open", d.label !== undefined);
     if (d.label !== undefined) {
       const close = h("button", "anb-batch-close", "close");
-      close.onclick = () => detail.replaceChildren();
-      detail.append(h("div", "anb-batch-dlabel", `run of row ${d.label}`), close, h("pre", "anb-batch-dtext", d.text));
+      close.onclick = () => {
+        detail.replaceChildren();
+        main.classList.remove("anb-batch-open");
+        send({ type: "close" });
+      };
+      const body = h("div", "anb-batch-dtext");
+      // transcript, tool calls and approvals, one entry each (older views send the text alone)
+      const entries = d.entries || [{ kind: "text", text: d.text }];
+      for (const e of entries) body.appendChild(h("div", `anb-batch-dentry anb-batch-d-${e.kind}`, e.text));
+      const top = h("div", "anb-batch-dtop");
+      top.append(h("div", "anb-batch-dlabel", `run of row ${d.label}`), close);
+      detail.append(top, body);
     }
   };
   const onCounts = () => {
