@@ -120,7 +120,8 @@ def test_an_interrupt_of_map_rows_sync_cancels_every_row_and_stops_every_cli(tmp
     cli = ROOT / "tests" / "fixtures" / "waiting_cli.py"
     piddir = tmp_path / "pids"
     piddir.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # the stand-in reads no key; map_rows checks that the driver has credentials before any row starts
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_API_KEY": "sk-ant-standin"}
     argv = [sys.executable, "-c", BATCH_SCRIPT, str(cli), str(piddir), str(tmp_path)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
