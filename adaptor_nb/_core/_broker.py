@@ -385,6 +385,15 @@ class Broker:
 
     def subscribe(self) -> AsyncIterator[Event]:
         """The single consumer's iterator; a second call raises RuntimeError."""
+        self._claim()
+        return self._iterate()
+
+    def subscribe_batches(self) -> AsyncIterator[list[Event]]:
+        """``subscribe`` that yields every buffered event at once (a non-empty list, in order, Done last)."""
+        self._claim()
+        return self._iterate_batches()
+
+    def _claim(self) -> None:
         if self._subscribed:
             raise RuntimeError("events() already has a consumer: a run's events go to exactly one consumer")
         if self._closed:
@@ -394,7 +403,6 @@ class Broker:
             if not fut.done():
                 fut.set_result(True)
         self._subscribe_waiters.clear()
-        return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Event]:
         items, flags = self._items, self._flags  # mutated in place only, so these stay the broker's buffers
@@ -409,6 +417,27 @@ class Broker:
                         self._space.set()  # a producer may be waiting for room
                 yield ev
                 if type(ev) is Done:
+                    return
+                continue
+            if self._closed:
+                return
+            self._wake.clear()
+            self._sleeping = True
+            await self._wake.wait()
+
+    async def _iterate_batches(self) -> AsyncIterator[list[Event]]:
+        items, flags = self._items, self._flags
+        while True:
+            if items:
+                batch = list(items)
+                ordinary = sum(flags)
+                items.clear()
+                flags.clear()
+                if ordinary:
+                    self._ordinary -= ordinary
+                    self._space.set()  # a producer may be waiting for room
+                yield batch
+                if type(batch[-1]) is Done:
                     return
                 continue
             if self._closed:

@@ -20,7 +20,10 @@ def _inline(raw: str) -> str:
         codes.append(match.group(1))
         return f"\x00{len(codes) - 1}\x00"
 
-    text = _CODE.sub(keep, html.escape(raw, quote=True))
+    # Each pass runs only when its marker occurs: a long plain answer is then escaped and returned as it is.
+    text = html.escape(raw, quote=True)
+    if "`" in text:
+        text = _CODE.sub(keep, text)
 
     def link(match: re.Match[str]) -> str:
         label, url = match.group(1), match.group(2)
@@ -28,9 +31,13 @@ def _inline(raw: str) -> str:
             return f'<a href="{url}" target="_blank" rel="noopener noreferrer nofollow">{label}</a>'
         return label
 
-    text = _LINK.sub(link, text)
-    text = _BOLD.sub(r"<strong>\1</strong>", text)
-    text = _ITALIC.sub(r"\1<em>\2</em>", text)
+    if "](" in text:
+        text = _LINK.sub(link, text)
+    if "*" in text:
+        text = _BOLD.sub(r"<strong>\1</strong>", text)
+        text = _ITALIC.sub(r"\1<em>\2</em>", text)
+    if not codes:
+        return text
     return _SLOT.sub(lambda m: f"<code>{codes[int(m.group(1))]}</code>", text)
 
 

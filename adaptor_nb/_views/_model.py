@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._approvals import ApprovalRequest, Decision
@@ -230,6 +230,38 @@ class RunState:
         chunks.append(event.text)
         self.dirty.add("live")
         return True
+
+    def stream_texts(self, events: Sequence[Event], start: int) -> int:
+        """``stream_text`` for ``events[start:]`` in turn, while it folds; returns the index it stopped at.
+
+        For a batch of events read together: the open item is looked up once, not once per delta. Same locking
+        rule as ``stream_text``.
+        """
+        if self._text is None:
+            return start
+        chunks = self._chunks.get(self._text)
+        if chunks is None:
+            return start
+        current = self._index[self._text]
+        user, message_id = current["role"] == "user", current["message_id"]
+        append, content, role_user = chunks.append, Phase.CONTENT, Role.USER
+        i, stop = start, len(events)
+        while i < stop:
+            event = events[i]
+            if (
+                type(event) is not TextDelta
+                or event.phase is not content
+                or not event.text
+                or (event.role is role_user) is not user
+                or (event.message_id and event.message_id != message_id)
+            ):
+                break
+            append(event.text)
+            i += 1
+        if i > start:
+            self.events += i - start
+            self.dirty.add("live")
+        return i
 
     def _set_header(self, **fields: Any) -> None:
         self.header.update(fields)

@@ -127,13 +127,18 @@ class RunView(anywidget.AnyWidget):
         self.attach(stream)
         done: Done | None = None
         state, lock, mark = self._state, self._lock, self._coalescer.mark  # what apply() does, without its call
-        async for event in stream.events():
-            if not state.stream_text(event):  # streamed text needs no lock (see RunState.stream_text)
-                with lock:
-                    state.apply(event)
+        async for batch in stream.event_batches():
+            i, stop = 0, len(batch)
+            while i < stop:
+                i = state.stream_texts(batch, i)  # streamed text needs no lock (see RunState.stream_text)
+                if i < stop:
+                    event = batch[i]
+                    with lock:
+                        state.apply(event)
+                    if isinstance(event, Done):
+                        done = event
+                    i += 1
             mark()
-            if isinstance(event, Done):
-                done = event
         if done is None:
             done = Done(result=None, err=RuntimeError("the event stream ended without Done"))
             self.apply(done)
