@@ -14,6 +14,9 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from .._errors import ThreadBusyError
 
 _PROC = Path("/proc")
 
@@ -90,3 +93,21 @@ def is_gone(holder: Holder) -> bool:
         return True
     state, started = stat
     return started != holder.started or state in ("Z", "X")  # the id was reused, or the holder exited unreaped
+
+
+def take_over(key: str, owner: str, row: Any, now: float, me: Holder) -> str:
+    """Whether ``owner`` may take the lease of ``key`` whose stored row is ``row`` (owner, expires_at, holder host,
+    pid, started; or None): "" when it is free, expired or its own, the old owner's description when its holder is
+    gone; otherwise ThreadBusyError."""
+    if row is None or row[1] <= now or row[0] == owner:
+        return ""
+    holder = Holder(host=row[2], pid=row[3], started=row[4])
+    if not is_gone(holder):
+        raise ThreadBusyError(
+            f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
+            f"{row[1] - now:.1f}s; wait for that run to finish, or use another thread key",
+            key=key,
+            details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
+        )
+    # The holder ran on this machine and its process has ended: nobody can be writing under that lease.
+    return f"{row[0]} ({holder.describe()}, now gone)"

@@ -18,7 +18,7 @@ from ._codec import (
     load_json,
     thread_row,
 )
-from ._holder import Holder, is_gone
+from ._holder import Holder, take_over
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
 if TYPE_CHECKING:
@@ -44,17 +44,7 @@ async def acquire(conn: AsyncConnection[Any], s: str, key: str, owner: str, ttl:
             await pipe.sync()
             row = await cur.fetchone()
             now = await _clock(clock)
-            took_over = ""
-            if row is not None and row[1] > now and row[0] != owner:
-                holder = Holder(host=row[2], pid=row[3], started=row[4])
-                if not is_gone(holder):
-                    raise ThreadBusyError(
-                        f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
-                        f"{row[1] - now:.1f}s; wait for that run to finish, or use another thread key",
-                        key=key,
-                        details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
-                    )
-                took_over = f"{row[0]} ({holder.describe()}, now gone)"
+            took_over = take_over(key, owner, row, now, me)
             token = secrets.token_hex(16)
             values = (owner, token, now + ttl, now, me.host, me.pid, me.started, key)
             if row is not None:

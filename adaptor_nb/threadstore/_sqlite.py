@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from .._errors import ThreadBusyError, ThreadLeaseLostError
+from .._errors import ThreadLeaseLostError
 from ._codec import (
     THREAD_COLUMNS,
     THREAD_UPSERT,
@@ -25,7 +25,7 @@ from ._codec import (
     thread_row,
 )
 from ._errors import store_error
-from ._holder import Holder, current, is_gone
+from ._holder import Holder, current, take_over
 from ._protocol import FinalizeRequest, Lease, ThreadRecord, merge_record
 
 T = TypeVar("T")
@@ -326,18 +326,7 @@ def _acquire(conn: sqlite3.Connection, key: str, owner: str, ttl: float, me: Hol
         row = conn.execute(
             "SELECT owner, expires_at, holder_host, holder_pid, holder_started FROM leases WHERE key = ?", (key,)
         ).fetchone()
-        took_over = ""
-        if row is not None and row[1] > now and row[0] != owner:
-            holder = Holder(host=row[2], pid=row[3], started=row[4])
-            if not is_gone(holder):
-                raise ThreadBusyError(
-                    f"thread {key!r} is busy: owner {row[0]!r} ({holder.describe()}) holds its lease for another "
-                    f"{row[1] - now:.1f}s; wait for that run to finish, or use another thread key",
-                    key=key,
-                    details={"owner": row[0], "expires_at": row[1], "pid": row[3] if row[2] == me.host else None},
-                )
-            # The holder ran on this machine and its process has ended: nobody can be writing under that lease.
-            took_over = f"{row[0]} ({holder.describe()}, now gone)"
+        took_over = take_over(key, owner, row, now, me)
         lease = Lease(key=key, owner=owner, token=secrets.token_hex(16), expires_at=now + ttl, took_over=took_over)
         conn.execute(
             "INSERT INTO leases (key, owner, token, expires_at, acquired_at, holder_host, holder_pid, holder_started) "
