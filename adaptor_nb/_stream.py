@@ -46,13 +46,15 @@ class Stream:
         """The run's events, Done last. Single consumer: a second call raises RuntimeError."""
         return self._ex.broker.subscribe()
 
-    def event_batches(self) -> AsyncIterator[list[Event]]:
+    def event_batches(self, *, merge_text: bool = False) -> AsyncIterator[list[Event]]:
         """``events()`` a buffer at a time: non-empty lists of the events ready so far, in order, Done last.
 
         For consumers that fold many small events (a live view of a long text stream): one resumption per batch
-        instead of one per event. Same single consumer: either this or ``events()``, once.
+        instead of one per event. Same single consumer: either this or ``events()``, once. With ``merge_text``,
+        consecutive TextDeltas of one message that are still unread arrive as one (the first's meta, all their
+        text), so a reader that shows text handles one event per batch instead of one per token.
         """
-        return self._ex.broker.subscribe_batches()
+        return self._ex.broker.subscribe_batches(merge_text=merge_text)
 
     async def result(self) -> Result:
         """The Result, or raise RunError (business failure, with ``.result``) / another AdaptorError. Repeatable."""

@@ -14,6 +14,7 @@ import asyncio
 import platform
 import random
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -136,61 +137,123 @@ async def fill(store: Store, count: int) -> list[str]:
     return keys
 
 
-async def timed(op: Callable[[], Awaitable[object]], rounds: int) -> float:
-    """Median milliseconds of ``op`` over ``rounds`` calls."""
-    times = []
-    for _ in range(rounds):
+SCALED = ("sqlite NORMAL", "postgres", "postgres sync off")
+FLOORS = ("round trip", "commit", "commit, sync off")
+
+
+class Floors:
+    """What the server and its driver cost before any store code: a round trip (``SELECT 1`` on a held psycopg
+    connection) and a one-row upsert committed, with synchronous_commit on and off."""
+
+    async def open(self, dsn: str) -> None:
+        import psycopg
+
+        self.on = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+        self.off = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+        await self.on.execute("CREATE TABLE IF NOT EXISTS bench_floor (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+        await self.off.execute("SET synchronous_commit = off")
+
+    async def close(self) -> None:
+        await self.on.close()
+        await self.off.close()
+
+    def ops(self) -> dict[str, Callable[[], Awaitable[object]]]:
+        upsert = "INSERT INTO bench_floor VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+
+        async def trip() -> object:
+            return await (await self.on.execute("SELECT 1")).fetchone()
+
+        async def commit() -> object:
+            return await self.on.execute(upsert, ("on", "x" * 400))
+
+        async def commit_off() -> object:
+            return await self.off.execute(upsert, ("off", "x" * 400))
+
+        return dict(zip(FLOORS, (trip, commit, commit_off), strict=True))
+
+
+async def scale_rows(stores: dict[str, Store], floors: Floors, count: int) -> dict[str, dict[str, float]]:
+    """Resolve, checkpoint and list() on every store, taken in turns (one call on each store per round, the floors
+    measured in the same rounds), so a slow moment of the machine falls on all of them alike."""
+    filled = [await fill(store, count) for store in stores.values()]
+    keys = filled[0]  # the same keys in every store
+    pick = random.Random(count)
+    times: dict[tuple[str, str], list[float]] = {}
+
+    async def clock(name: str, what: str, op: Callable[[], Awaitable[object]]) -> None:
         start = time.perf_counter()
         await op()
-        times.append((time.perf_counter() - start) * 1000)
-    return sorted(times)[len(times) // 2]
+        times.setdefault((name, what), []).append((time.perf_counter() - start) * 1000)
 
+    def resolve(store: Store, key: str) -> Callable[[], Awaitable[object]]:
+        return lambda: store.resolve(key)
 
-async def scale_row(store: Store, count: int) -> dict[str, float]:
-    keys = await fill(store, count)
-    pick = random.Random(count)
+    def checkpoint(store: Store, key: str) -> Callable[[], Awaitable[object]]:
+        async def op() -> object:
+            lease = await store.acquire_lease(key, "bench", 60)
+            saved = await store.finalize(lease, typical_request(1))
+            await store.release_lease(lease)
+            return saved
 
-    async def resolve() -> object:
-        return await store.resolve(pick.choice(keys))
+        return op
 
-    async def checkpoint() -> object:
+    floor_ops = floors.ops()
+    for _ in range(200):
         key = pick.choice(keys)
-        lease = await store.acquire_lease(key, "bench", 60)
-        saved = await store.finalize(lease, typical_request(1))
-        await store.release_lease(lease)
-        return saved
+        for name, store in stores.items():
+            await clock(name, "resolve", resolve(store, key))
+        await clock("floor", "round trip", floor_ops["round trip"])
+    for _ in range(200):
+        key = pick.choice(keys)
+        for name, store in stores.items():
+            await clock(name, "checkpoint", checkpoint(store, key))
+        await clock("floor", "commit", floor_ops["commit"])
+        await clock("floor", "commit, sync off", floor_ops["commit, sync off"])
+    for _ in range(3 if count > 1000 else 9):
+        for name, store in stores.items():
+            await clock(name, "list", store.list)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    out = {name: {what: med[(name, what)] for what in ("resolve", "checkpoint", "list")} for name in stores}
+    for row in out.values():
+        row["list/record"] = row["list"] * 1000 / count
+    out["floor"] = {what: med[("floor", what)] for what in FLOORS}
+    return out
 
-    async def listing() -> object:
-        return await store.list()
 
-    list_ms = await timed(listing, 3 if count > 1000 else 9)
-    return {
-        "resolve": await timed(resolve, 200),
-        "checkpoint": await timed(checkpoint, 200),
-        "list": list_ms,
-        "list/record": list_ms * 1000 / count,
-    }
-
-
-async def scale(stores: dict[str, Callable[[], Store]], sizes: list[int]) -> None:
-    print(f"\n{'threads':>8}{'store':>16}{'resolve ms':>12}{'checkpoint ms':>15}{'list() ms':>12}{'µs/record':>11}")
-    for count in sizes:
-        rows: dict[str, dict[str, float]] = {}
-        for name in ("sqlite NORMAL", "postgres", "postgres sync off"):
-            store = stores[name]()
+async def scale(stores: dict[str, Callable[[], Store]], sizes: list[int], dsn: str) -> None:
+    print(f"\n{'threads':>8}{'store':>18}{'resolve ms':>12}{'checkpoint ms':>15}{'list() ms':>12}{'µs/record':>11}")
+    floors = Floors()
+    await floors.open(dsn)
+    try:
+        for count in sizes:
+            opened = {name: stores[name]() for name in SCALED}
             try:
-                rows[name] = await scale_row(store, count)
+                rows = await scale_rows(opened, floors, count)
             finally:
-                await close(store)
-        for name, row in rows.items():
+                for store in opened.values():
+                    await close(store)
+            for name in SCALED:
+                row = rows[name]
+                print(
+                    f"{count:>8,}{name:>18}{row['resolve']:>12.2f}{row['checkpoint']:>15.2f}{row['list']:>12.1f}"
+                    f"{row['list/record']:>11.1f}"
+                )
+            base = rows["sqlite NORMAL"]
+            for name in ("postgres", "postgres sync off"):
+                ratios = "  ".join(f"{k} {rows[name][k] / base[k]:.2f}x" for k in ("resolve", "checkpoint", "list"))
+                print(f"{'':>8}{name + '/sqlite':>30}  {ratios}")
+            floor = rows["floor"]
             print(
-                f"{count:>8,}{name:>16}{row['resolve']:>12.2f}{row['checkpoint']:>15.2f}{row['list']:>12.1f}"
-                f"{row['list/record']:>11.1f}"
+                f"{'':>8}{'postgres floors':>30}  round trip {floor['round trip']:.3f} ms, one-row commit "
+                f"{floor['commit']:.3f} ms (sync off {floor['commit, sync off']:.3f} ms)"
             )
-        base = rows["sqlite NORMAL"]
-        for name in ("postgres", "postgres sync off"):
-            ratios = "  ".join(f"{k} {rows[name][k] / base[k]:.2f}x" for k in ("resolve", "checkpoint", "list"))
-            print(f"{'':>8}{name + '/sqlite':>28}  {ratios}")
+    finally:
+        await floors.close()
+    print(
+        "\na resolve is 1 round trip. A checkpoint (acquire, finalize, release) is 4 round trips: the lease's two"
+        "\ncommits do not wait for the disk, the save's one does (unless synchronous_commit is off), so its floor is"
+        "\nabout a one-row commit and three round trips (two one-row commits with sync off and a round trip)."
+    )
 
 
 async def writers(make: Callable[[], Store]) -> tuple[float, int, int]:
@@ -249,7 +312,7 @@ async def run(seconds: float, sizes: list[int], dsn: str) -> None:
         print(f"sqlite files in {tmp}; postgres at {probe.dsn} ({seconds:.1f}s per figure)\n")
         print("operations per second, higher is better")
         await throughput(stores, seconds)
-        await scale(stores, sizes)
+        await scale(stores, sizes, dsn)
         print(f"\n{WRITERS} concurrent writers x {WRITES_EACH} saves on one thread (each writer its own store object)")
         shared_file, shared_schema = tmp / "contended.sqlite", f"bench_{uuid.uuid4().hex}"
         shared: dict[str, Callable[[], Store]] = {

@@ -23,6 +23,9 @@ from .._events import (
 
 _new = object.__new__
 _YIELD_EVERY = 64
+# A producer that folds text into an unread delta hands over to the consumer after this many folds (a folded delta
+# costs no event, so this is about letting a reader show text while a producer that never awaits keeps going).
+_FOLD_YIELD = 1024
 _set = object.__setattr__
 _now = time.time
 _ASSISTANT = Role.ASSISTANT
@@ -74,6 +77,12 @@ class Broker:
         self._space = asyncio.Event()
         self._space.set()
         self._subscribe_waiters: list[asyncio.Future[bool]] = []
+        # A batch consumer that asked for merged text: the last buffered TextDelta (while unread) takes the text of
+        # the deltas that follow it, when they continue the same message; ``_parts`` holds that text until read.
+        self._merge = False
+        self._open: TextDelta | None = None
+        self._parts: list[str] | None = None
+        self._folds = 0  # folds since the consumer last read
         self.published = 0
         self.dropped = 0
         # The producer hands over to a live consumer after this many unread events (at most half the buffer): a
@@ -136,6 +145,9 @@ class Broker:
 
     def _append(self, event: Event, *, ordinary: bool) -> None:
         self._items.append(event)
+        if self._parts is not None:
+            self._seal()
+        self._open = event if self._merge and type(event) is TextDelta else None
         self._flags.append(ordinary)
         if ordinary:
             self._ordinary += 1
@@ -147,10 +159,41 @@ class Broker:
             self._wake.set()
 
     def _drop(self, event: Event, reason: str) -> None:
+        if self._parts is not None:
+            self._seal()
+        self._open = None  # text after a loss is not joined to the text before it
         self._seq += 1
         self.dropped += 1
         self._window.add(event_kind(event), self._seq, reason)
         self._fast = False
+
+    def _fold(self, text: str, message_id: str, role: Role, phase: Phase, source: EventSourceMeta | None) -> bool:
+        """Join ``text`` to the unread TextDelta that ends the buffer, if it continues that delta's message."""
+        last = self._open
+        assert last is not None
+        if last.message_id != message_id or last.role is not role or last.phase is not phase:
+            return False
+        had = last.meta.source
+        if had is not source and had != source:
+            return False
+        self._folds += 1
+        parts = self._parts
+        if parts is None:
+            # The buffered event may be the driver's own object: the joined text goes into a copy the broker owns.
+            own = _new(TextDelta)
+            _set(own, "__dict__", dict(last.__dict__))
+            self._items[-1] = self._open = own
+            self._parts = [last.text, text]
+        else:
+            parts.append(text)
+        return True
+
+    def _seal(self) -> None:
+        """The open delta takes no more text: it gets its joined text now."""
+        assert self._open is not None and self._parts is not None
+        self._open.__dict__["text"] = "".join(self._parts)
+        self._parts = None
+        self._open = None
 
     def _refresh_fast(self) -> None:
         self._fast = not (self._closed or self._discarding or self._result_only or self._window.count)
@@ -162,6 +205,11 @@ class Broker:
 
         Returns False (and does nothing) when the full ``publish`` is needed.
         """
+        if self._open is not None and self._fast and type(event) is TextDelta:
+            if self._folds >= _FOLD_YIELD:
+                return False  # the full publish folds it and lets the consumer read
+            if self._fold(event.text, event.message_id, event.role, event.phase, event.meta.source):
+                return True
         if self._ordinary >= self._yield_at or not self._fast or not is_droppable(event):
             return False
         self._append(self._stamp(event, None), ordinary=True)
@@ -173,7 +221,14 @@ class Broker:
         Plain assistant text is always droppable, so that check is skipped; returns False (having done nothing)
         when the full ``publish`` is needed, exactly when ``publish_nowait`` would.
         """
-        if self._ordinary >= self._yield_at or not self._fast:
+        if not self._fast:
+            return False
+        if self._open is not None:
+            if self._folds >= _FOLD_YIELD:
+                return False
+            if self._fold(text, message_id, _ASSISTANT, _CONTENT, source):
+                return True
+        if self._ordinary >= self._yield_at:
             return False
         # The payload and its meta are built in one go: this runs once per streamed token.
         self._seq = seq = self._seq + 1
@@ -198,6 +253,9 @@ class Broker:
         )
         # ``_append(event, ordinary=True)``, written out: this is the one call per token that can be saved.
         self._items.append(event)
+        if self._parts is not None:
+            self._seal()
+        self._open = event if self._merge else None
         self._flags.append(True)
         self._ordinary = ordinary = self._ordinary + 1
         if ordinary >= self.capacity:
@@ -219,6 +277,8 @@ class Broker:
         """
         if not self._fast:
             return start
+        if self._merge:
+            return self._push_merged(texts, start, message_id, source)
         stop = min(len(texts), start + self._yield_at - self._ordinary)
         if stop <= start:
             return start
@@ -265,6 +325,27 @@ class Broker:
                 self._wake.set()
         return i
 
+    def _push_merged(self, texts: Sequence[str], start: int, message_id: str, source: EventSourceMeta | None) -> int:
+        """``push_texts`` for a consumer of merged text: the block joins the open delta, or starts one.
+
+        Stops (returning the index reached) where ``push_text`` would, and after ``_FOLD_YIELD`` folds, so the full
+        ``publish`` lets the consumer read.
+        """
+        i, stop = start, len(texts)
+        while i < stop and type(texts[i]) is str:
+            if not self.push_text(texts[i], message_id, source):
+                return i
+            i += 1
+            parts = self._parts
+            if parts is not None:  # the open delta took that text: the rest of the block goes straight to it
+                room = min(stop, i + _FOLD_YIELD - self._folds)
+                first = i
+                while i < room and type(texts[i]) is str:
+                    parts.append(texts[i])
+                    i += 1
+                self._folds += i - first
+        return i
+
     async def publish(self, event: Event, source: EventSourceMeta | None = None) -> Event | None:
         """Publish ``event``; returns the stamped event, or None if it was dropped."""
         if self._closed:
@@ -274,6 +355,16 @@ class Broker:
         if self._discarding or (self._result_only and not self._subscribed):
             self._drop(event, "cancelled" if self._discarding else "result_only")
             return None
+        if (
+            self._open is not None
+            and not self._window.count
+            and type(event) is TextDelta
+            and self._fold(event.text, event.message_id, event.role, event.phase, source or event.meta.source)
+        ):
+            folded = self._open
+            if self._folds >= _FOLD_YIELD:
+                await asyncio.sleep(0)  # let the consumer read what has gathered
+            return folded
         if self._ordinary >= self.capacity:
             if self.blocking and self._subscribed:
                 while self._ordinary >= self.capacity and not (self._discarding or self._closed or self.result_only):
@@ -388,9 +479,15 @@ class Broker:
         self._claim()
         return self._iterate()
 
-    def subscribe_batches(self) -> AsyncIterator[list[Event]]:
-        """``subscribe`` that yields every buffered event at once (a non-empty list, in order, Done last)."""
+    def subscribe_batches(self, *, merge_text: bool = False) -> AsyncIterator[list[Event]]:
+        """``subscribe`` that yields every buffered event at once (a non-empty list, in order, Done last).
+
+        ``merge_text``: text deltas that continue the same message while unread arrive as one TextDelta (the meta
+        of the first, the text of all), so a reader that only shows the text handles one event per batch, not one
+        per token.
+        """
         self._claim()
+        self._merge = merge_text
         return self._iterate_batches()
 
     def _claim(self) -> None:
@@ -429,6 +526,10 @@ class Broker:
         items, flags = self._items, self._flags
         while True:
             if items:
+                if self._parts is not None:
+                    self._seal()
+                self._open = None
+                self._folds = 0
                 batch = list(items)
                 ordinary = sum(flags)
                 items.clear()

@@ -127,7 +127,7 @@ class RunView(anywidget.AnyWidget):
         self.attach(stream)
         done: Done | None = None
         state, lock, mark = self._state, self._lock, self._coalescer.mark  # what apply() does, without its call
-        async for batch in stream.event_batches():
+        async for batch in stream.event_batches(merge_text=True):
             i, stop = 0, len(batch)
             while i < stop:
                 i = state.stream_texts(batch, i)  # streamed text needs no lock (see RunState.stream_text)

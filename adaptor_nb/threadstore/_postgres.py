@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -119,7 +120,7 @@ class PostgresStore:
             max_size=self.pool_size,
             kwargs={"autocommit": True, "connect_timeout": max(1, round(self.connect_timeout))},
             timeout=self.connect_timeout,
-            check=AsyncConnectionPool.check_connection,
+            check=_check,
             configure=self._configure,
             open=False,
             name=f"adaptor_nb-{self.schema}",
@@ -132,27 +133,40 @@ class PostgresStore:
         return pool
 
     async def _configure(self, conn: AsyncConnection[Any]) -> None:
-        if self.synchronous_commit == "off":
-            await conn.execute("SET synchronous_commit = off")
+        # Lease changes never wait for the disk: a durable save that follows them flushes them too (the log is
+        # written in order), and one lost in a crash of the server only means a lease that expires, or one that has
+        # to be taken again. Saves and deletes wait for the disk unless the store says otherwise (_durable).
+        await conn.execute("SET synchronous_commit = off")
+
+    @property
+    def _durable(self) -> bool:
+        return self.synchronous_commit == "on"
 
     def _error(self, exc: BaseException, doing: str) -> ThreadStoreError:
         return server_error(repr(self), self._dsn, exc, doing)
 
     async def _run(self, doing: str, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         import psycopg
+        from psycopg.errors import AdminShutdown
         from psycopg_pool import PoolTimeout
 
-        pool = await self._ready()
-        try:
-            async with pool.connection() as conn:
-                return await fn(conn, self._s, *args)
-        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError) as exc:
-            # The server went away or cannot be reached: drop the pool (whose reconnection backs off for minutes),
-            # so the next call connects afresh and works as soon as the server is back.
-            if self._pool is pool:
-                self._pool = None
-                await pool.close(timeout=1.0)
-            raise self._error(exc, doing) from None
+        for attempt in (1, 2):
+            pool = await self._ready()
+            try:
+                async with pool.connection() as conn:
+                    return await fn(conn, self._s, *args)
+            except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout, OSError) as exc:
+                # The server went away or cannot be reached: drop the pool (whose reconnection backs off for
+                # minutes), so the next call connects afresh and works as soon as the server is back.
+                if self._pool is pool:
+                    self._pool = None
+                    await pool.close(timeout=1.0)
+                if attempt == 1 and isinstance(exc, AdminShutdown):
+                    # The server ended the connection (a restart, or an administrator) before this call committed
+                    # anything (a transaction it ends is rolled back): the call runs again on a fresh connection.
+                    continue
+                raise self._error(exc, doing) from None
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         """Close the connection pool; the store opens a new one if used again."""
@@ -187,7 +201,7 @@ class PostgresStore:
 
     async def finalize(self, lease: Lease, request: FinalizeRequest) -> ThreadRecord:
         """Validate the lease and apply ``request`` in one transaction; returns the saved record."""
-        return await self._run("saving a thread", ops.finalize, lease, request)
+        return await self._run("saving a thread", ops.finalize, lease, request, self._durable)
 
     async def list(self) -> list[ThreadRecord]:
         """Every record, newest first."""
@@ -195,7 +209,7 @@ class PostgresStore:
 
     async def delete(self, key: str) -> bool:
         """Remove a record (and its lease); True if it existed."""
-        return await self._run("deleting a thread", ops.delete, key)
+        return await self._run("deleting a thread", ops.delete, key, self._durable)
 
 
 Postgres = PostgresStore
@@ -211,6 +225,20 @@ def _rebuild(
         connect_timeout=connect_timeout,
         synchronous_commit=synchronous_commit,
     )
+
+
+async def _check(conn: AsyncConnection[Any]) -> None:
+    """The pool's check of a connection it is about to lend: a round trip to the server only when the socket has
+    something to read. An idle connection receives nothing unless the server ended it (a server that stops or
+    restarts tells each connection, then closes it), so a healthy one costs no round trip here."""
+    from psycopg import OperationalError
+    from psycopg_pool import AsyncConnectionPool
+
+    if conn.closed or conn.broken:
+        raise OperationalError("the connection is closed")
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        await AsyncConnectionPool.check_connection(conn)
 
 
 def _check_lease_args(key: str, owner: str, ttl: float) -> None:

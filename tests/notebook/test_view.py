@@ -214,8 +214,9 @@ async def test_updates_are_coalesced_into_few_spaced_sends(comms: list[CountingC
     sent = [m for m in view.comm.sent if m["msg_type"] == "comm_msg"]
     assert len(sent) == view.sends
     assert any(m["data"].get("method") == "custom" for m in sent)
-    assert view.state.events > 20_000
-    assert len(sent) < view.state.events / 100
+    # 20,000 one-character deltas, read merged a batch at a time: more than one batch, far fewer sends than deltas.
+    assert 1 < view.state.events < 20_000
+    assert len(sent) < 20_000 / 100
     await agent.close()
 
 

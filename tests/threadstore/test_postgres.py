@@ -6,6 +6,7 @@ import pickle
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 
@@ -203,4 +204,82 @@ async def test_synchronous_commit_off_reaches_the_connections_and_survives_pickl
     async with pool.connection() as conn:
         row = await (await conn.execute("SHOW synchronous_commit")).fetchone()
     assert row == ("off",)
+    await store.aclose()
+
+
+async def test_a_save_returns_only_once_it_is_on_the_servers_disk(pg_cluster: Cluster, pg_factory: Factory) -> None:
+    # Lease changes commit without waiting for the disk; a save (with synchronous_commit "on") waits, and with it
+    # everything logged before it. Right after each save, the server's log is flushed as far as it has been written.
+    store = pg_factory()
+    flushed = 0
+    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as admin:
+        for i in range(20):
+            lease = await store.acquire_lease("t", "me", 600)
+            await store.finalize(lease, FinalizeRequest(status=f"run {i}"))
+            row = admin.execute("SELECT pg_current_wal_flush_lsn() >= pg_current_wal_insert_lsn()").fetchone()
+            flushed += bool(row and row[0])
+            await store.release_lease(lease)
+    await store.aclose()
+    assert flushed >= 18  # (the server's own periodic log records may land in between once or twice)
+
+
+# --- what a save writes ----------------------------------------------------------------------------------------
+
+
+async def test_saves_that_grow_trim_and_replace_every_part_read_back_as_the_memory_store_has_them(
+    pg_factory: Factory,
+) -> None:
+    from adaptor_nb.driver import Checkpoint
+    from adaptor_nb.threadstore import HistoryEntry, MemoryStore
+
+    pg, memory = pg_factory(), MemoryStore()
+    lease_pg = await pg.acquire_lease("t", "me", 600)
+    lease_mem = await memory.acquire_lease("t", "me", 600)
+    base = time.time()
+    for i in range(40):
+        # History past its limit (trimmed from the front), archived checkpoints coming and going, receipts
+        # re-delivered with a new time: every table's rows are added, replaced and removed.
+        request = FinalizeRequest(
+            checkpoint=Checkpoint(session_id=f"s{i}", driver="reference", fingerprint="fp", run_id=f"r{i}")
+            if i % 7
+            else None,
+            archive_previous=i % 3 == 0,
+            # 995 receipts at first: the ones after them push the oldest out (a thread keeps its newest 1,000).
+            receipts={f"m{i}": base + i, f"m{i // 2}": base + i}
+            | ({f"bulk{j}": base - 100 + j / 100 for j in range(995)} if i == 0 else {}),
+            history=tuple(HistoryEntry("assistant", f"answer {i}.{j}", base + i) for j in range(i % 4)),
+            status="ok" if i % 5 else "error",
+            run_id=f"r{i}",
+            usage={"input_tokens": i},
+        )
+        saved = await pg.finalize(lease_pg, request)
+        expected = await memory.finalize(lease_mem, request)
+        loaded = await pg.resolve("t")
+        for got in (saved, loaded):
+            assert got is not None
+            assert (got.checkpoint, got.archived, got.history, got.receipts, got.runs, got.usage) == (
+                expected.checkpoint,
+                expected.archived,
+                expected.history,
+                expected.receipts,
+                expected.runs,
+                expected.usage,
+            ), i
+
+
+async def test_calls_after_the_server_ended_the_pools_connections_work(pg_cluster: Cluster, pg_factory: Factory) -> None:
+    store = pg_factory(pool_size=2)
+    lease = await store.acquire_lease("t", "me", 600)
+    await store.finalize(lease, FinalizeRequest(status="ok"))
+    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as admin:
+        # What a server restart or an administrator does to every idle connection of the pool.
+        ended = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = '' AND pid <> pg_backend_pid() AND datname = current_database() "
+            "AND backend_type = 'client backend'"
+        ).fetchone()
+    assert ended is not None and ended[0] >= 2
+    for _ in range(3):
+        record = await store.resolve("t")
+        assert record is not None and record.last_status == "ok"
     await store.aclose()
