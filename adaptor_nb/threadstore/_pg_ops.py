@@ -29,6 +29,7 @@ PAGE = 500  # records loaded per round of queries by list()
 # The pool's connections commit without waiting for the disk (lease changes); a save that must be durable says so.
 _DURABLE = "SET LOCAL synchronous_commit = on"
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
+_NOW_DURABLE = _NOW + ", set_config('synchronous_commit', 'on', true)"  # the time, and SET LOCAL in one statement
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
@@ -139,12 +140,10 @@ async def finalize(
     snapshot after the lock (so the record is the last one committed); then one statement that writes every table,
     and the commit (which waits for the server's disk when ``durable``)."""
     async with conn.pipeline() as pipe, _pipelined_transaction(conn):
-        if durable:
-            await conn.execute(_DURABLE)
         locked = await conn.execute(
             f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
         )
-        clock = await conn.execute(_NOW)
+        clock = await conn.execute(_NOW_DURABLE if durable else _NOW)
         loaded = await conn.execute(_load_sql(s), ([lease.key],))
         await pipe.sync()
         now = await _clock(clock)
