@@ -267,7 +267,9 @@ async def test_saves_that_grow_trim_and_replace_every_part_read_back_as_the_memo
             ), i
 
 
-async def test_calls_after_the_server_ended_the_pools_connections_work(pg_cluster: Cluster, pg_factory: Factory) -> None:
+async def test_calls_after_the_server_ended_the_pools_connections_work(
+    pg_cluster: Cluster, pg_factory: Factory
+) -> None:
     store = pg_factory(pool_size=2)
     lease = await store.acquire_lease("t", "me", 600)
     await store.finalize(lease, FinalizeRequest(status="ok"))
