@@ -49,6 +49,13 @@ class _DropWindow:
         self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
 
 
+def _same_origin(a: EventSourceMeta | None, b: EventSourceMeta | None) -> bool:
+    """Whether two deltas come from the same provider run, thread and turn (their own sequence and time aside)."""
+    if a is None or b is None:
+        return a is b
+    return a.run_id == b.run_id and a.thread_id == b.thread_id and a.turn_id == b.turn_id
+
+
 class Broker:
     """One per run. Ordinary (droppable) events share a bounded buffer; critical events are never dropped.
 
@@ -174,7 +181,7 @@ class Broker:
         if last.message_id != message_id or last.role is not role or last.phase is not phase:
             return False
         had = last.meta.source
-        if had is not source and had != source:
+        if had is not source and not _same_origin(had, source):
             return False
         self._folds += 1
         parts = self._parts

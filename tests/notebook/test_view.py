@@ -13,6 +13,7 @@ import pytest
 
 from adaptor_nb import Agent, ApprovalKind, Done, Dropped, Result, TextDelta, approve_all
 from adaptor_nb._views._model import KEEP_CHARS, RunState
+from adaptor_nb.driver import Descriptor, DriverOutcome, Invocation, RunContext
 from adaptor_nb.drivers.reference import (
     Ask,
     Driver,
@@ -213,10 +214,65 @@ async def test_updates_are_coalesced_into_few_spaced_sends(comms: list[CountingC
     assert done.result is not None and view.state.final_text() == done.result.text
     sent = [m for m in view.comm.sent if m["msg_type"] == "comm_msg"]
     assert len(sent) == view.sends
-    assert any(m["data"].get("method") == "custom" for m in sent)
     # 20,000 one-character deltas, read merged a batch at a time: more than one batch, far fewer sends than deltas.
     assert 1 < view.state.events < 20_000
     assert len(sent) < 20_000 / 100
+    await agent.close()
+
+
+class _TwoHalves:
+    """One message whose text comes in two halves, the run held after each until the test lets it go on."""
+
+    name = "two-halves"
+
+    def __init__(self) -> None:
+        self.halves = [asyncio.Event(), asyncio.Event()]  # set when a half has been emitted
+        self.go_on = [asyncio.Event(), asyncio.Event()]
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(name="two-halves", provider="test")
+
+    def validate_config(self) -> None:
+        return None
+
+    def config_fingerprint(self) -> str:
+        return "two-halves"
+
+    async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
+        for half, letter in enumerate("ЖЩ"):
+            for _ in range(100):
+                await ctx.emit(TextDelta(text=letter, message_id="m1"))
+            self.halves[half].set()
+            await self.go_on[half].wait()
+        await ctx.turn_end(text="Ж" * 100 + "Щ" * 100)
+        return DriverOutcome(text="Ж" * 100 + "Щ" * 100)
+
+
+async def test_text_that_comes_after_an_update_goes_out_as_an_append(comms: list[CountingComm]) -> None:
+    driver = _TwoHalves()
+    agent = Agent(driver)
+    stream = agent.send("go")
+    view = RunView(driver="reference")
+    consumer = asyncio.ensure_future(view.consume(stream))
+
+    def carrying(letter: str) -> list[dict[str, Any]]:
+        code = json.dumps(letter)[1:-1]  # as the letter reads in a comm message's JSON
+        return [m["data"] for m in view.comm.sent if m["msg_type"] == "comm_msg" and code in json.dumps(m["data"])]
+
+    def sent_count(letter: str) -> int:
+        code = json.dumps(letter)[1:-1]
+        return sum(json.dumps(data).count(code) for data in carrying(letter))
+
+    await driver.halves[0].wait()
+    await view.until(lambda v: sent_count("Ж") >= 100)
+    driver.go_on[0].set()
+    await driver.halves[1].wait()
+    await view.until(lambda v: sent_count("Щ") >= 100)
+    later = carrying("Щ")
+    assert later and all(data["method"] == "custom" and data["content"]["type"] == "append" for data in later)
+    driver.go_on[1].set()
+    done = await consumer
+    assert done.result is not None and view.state.final_text() == done.result.text
     await agent.close()
 
 
