@@ -1,5 +1,6 @@
-"""Helpers shared by every test folder: draining a stream, picking events by type, locating a pinned CLI, a proxy
-tripwire proving nothing leaves the machine and a check that no process outlives a test."""
+"""Helpers shared by every test folder: draining a stream, picking events by type, a stub for drivers written in a
+test, locating a pinned CLI, a proxy tripwire proving nothing leaves the machine and a check that no process outlives
+a test."""
 
 from __future__ import annotations
 
@@ -18,9 +19,26 @@ import pytest
 from hypothesis import strategies as st
 
 from adaptor_nb import AdaptorError, Event, Result
+from adaptor_nb.driver import Descriptor
 from adaptor_nb.testing import find_cli
 
 E = TypeVar("E", bound=Event)
+
+
+class StubDriver:
+    """The bookkeeping half of a driver written for one test: its name, descriptor and configuration checks.
+    Subclasses set ``name`` and write ``run``."""
+
+    name = "stub"
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(name=self.name, provider="test")
+
+    def validate_config(self) -> None:
+        return None
+
+    def config_fingerprint(self) -> str:
+        return self.name
 
 
 async def drain(stream: Any) -> tuple[list[Event], Result | None, BaseException | None]:

@@ -152,9 +152,8 @@ class Broker:
 
     def _append(self, event: Event, *, ordinary: bool) -> None:
         self._items.append(event)
-        if self._parts is not None:
-            self._seal()
-        self._open = event if self._merge and type(event) is TextDelta else None
+        if self._merge:
+            self._track(event)
         self._flags.append(ordinary)
         if ordinary:
             self._ordinary += 1
@@ -166,13 +165,22 @@ class Broker:
             self._wake.set()
 
     def _drop(self, event: Event, reason: str) -> None:
-        if self._parts is not None:
-            self._seal()
-        self._open = None  # text after a loss is not joined to the text before it
+        if self._merge:
+            self._track(None)  # text after a loss is not joined to the text before it
         self._seq += 1
         self.dropped += 1
         self._window.add(event_kind(event), self._seq, reason)
         self._fast = False
+
+    def _track(self, appended: Event | None) -> None:
+        """After an append (or a loss): the open delta takes no more text, and ``appended`` opens if it is content
+        text that later deltas may join (a START or END delta, being critical, is never joined)."""
+        if self._parts is not None:
+            self._seal()
+        if type(appended) is TextDelta and appended.phase is _CONTENT:
+            self._open = appended
+        else:
+            self._open = None
 
     def _fold(self, text: str, message_id: str, role: Role, phase: Phase, source: EventSourceMeta | None) -> bool:
         """Join ``text`` to the unread TextDelta that ends the buffer, if it continues that delta's message."""
@@ -260,9 +268,8 @@ class Broker:
         )
         # ``_append(event, ordinary=True)``, written out: this is the one call per token that can be saved.
         self._items.append(event)
-        if self._parts is not None:
-            self._seal()
-        self._open = event if self._merge else None
+        if self._merge:
+            self._track(event)
         self._flags.append(True)
         self._ordinary = ordinary = self._ordinary + 1
         if ordinary >= self.capacity:
@@ -533,9 +540,7 @@ class Broker:
         items, flags = self._items, self._flags
         while True:
             if items:
-                if self._parts is not None:
-                    self._seal()
-                self._open = None
+                self._track(None)  # what the reader takes is complete
                 self._folds = 0
                 batch = list(items)
                 ordinary = sum(flags)

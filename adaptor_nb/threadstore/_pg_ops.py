@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 
 PAGE = 500  # records loaded per round of queries by list()
 
-# The pool's connections commit without waiting for the disk (lease changes); a save that must be durable says so.
-_DURABLE = "SET LOCAL synchronous_commit = on"
+# The pool's connections commit without waiting for the disk (lease changes); a save or delete that must be durable
+# says so for its own transaction (SET LOCAL, as an expression so that it can ride along with another query).
+_DURABLE = "set_config('synchronous_commit', 'on', true)"
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::float8"
-_NOW_DURABLE = _NOW + ", set_config('synchronous_commit', 'on', true)"  # the time, and SET LOCAL in one statement
 _CHECKPOINT_COLUMNS = "session_id, driver, fingerprint, run_id, created_at, data"
 
 
@@ -143,7 +143,7 @@ async def finalize(
         locked = await conn.execute(
             f"SELECT owner, token, expires_at FROM {s}.leases WHERE key = %s FOR UPDATE", (lease.key,)
         )
-        clock = await conn.execute(_NOW_DURABLE if durable else _NOW)
+        clock = await conn.execute(f"{_NOW}, {_DURABLE}" if durable else _NOW)
         loaded = await conn.execute(_load_sql(s), ([lease.key],))
         await pipe.sync()
         now = await _clock(clock)
@@ -178,7 +178,7 @@ async def list_records(conn: AsyncConnection[Any], s: str) -> list[ThreadRecord]
 async def delete(conn: AsyncConnection[Any], s: str, key: str, durable: bool) -> bool:
     async with conn.transaction():
         if durable:
-            await conn.execute(_DURABLE)
+            await conn.execute(f"SELECT {_DURABLE}")
         cur = await conn.execute(f"DELETE FROM {s}.threads WHERE key = %s", (key,))
         existed = cur.rowcount > 0
         for table in ("checkpoints", "receipts", "history", "leases"):
@@ -297,4 +297,4 @@ def _write_sql(s: str, old: ThreadRecord | None, new: ThreadRecord, key: str) ->
 
 def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
     """Rows turned into ``width`` column lists (the arrays of an unnest)."""
-    return [[row[i] for row in rows] for i in range(width)] if rows else [[] for _ in range(width)]
+    return [[row[i] for row in rows] for i in range(width)]

@@ -236,9 +236,18 @@ async def _check(conn: AsyncConnection[Any]) -> None:
 
     if conn.closed or conn.broken:
         raise OperationalError("the connection is closed")
-    readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    if readable:
+    if _readable(conn.fileno()):
         await AsyncConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read now (poll where there is one: select() cannot take a descriptor past
+    1023, which a busy kernel reaches)."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _check_lease_args(key: str, owner: str, ttl: float) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from _support import StubDriver
 
 from adaptor_nb import Agent, Done, Event, EventMeta, EventSourceMeta, TextDelta, Thinking
-from adaptor_nb.driver import Descriptor, DriverOutcome, Invocation, RunContext, TextDeltas
+from adaptor_nb.driver import DriverOutcome, Invocation, RunContext, TextDeltas
 from adaptor_nb.drivers import reference as ref
 
 
@@ -51,22 +52,13 @@ async def test_batches_after_the_end_keep_done_last() -> None:
     assert isinstance(flat[-1], Done)
 
 
-class _Mixed:
+class _Mixed(StubDriver):
     """Text of two messages around a thinking step, through ``emit`` and ``emit_many``, without awaiting in between."""
 
     name = "mixed"
 
     def __init__(self) -> None:
         self.first = TextDelta(text="a", message_id="m1")
-
-    def descriptor(self) -> Descriptor:
-        return Descriptor(name="mixed", provider="test")
-
-    def validate_config(self) -> None:
-        return None
-
-    def config_fingerprint(self) -> str:
-        return "mixed"
 
     async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         await ctx.emit(self.first)

@@ -10,10 +10,11 @@ from typing import Any
 
 import comm
 import pytest
+from _support import StubDriver
 
 from adaptor_nb import Agent, ApprovalKind, Done, Dropped, Result, TextDelta, approve_all
 from adaptor_nb._views._model import KEEP_CHARS, RunState
-from adaptor_nb.driver import Descriptor, DriverOutcome, Invocation, RunContext
+from adaptor_nb.driver import DriverOutcome, Invocation, RunContext
 from adaptor_nb.drivers.reference import (
     Ask,
     Driver,
@@ -220,7 +221,7 @@ async def test_updates_are_coalesced_into_few_spaced_sends(comms: list[CountingC
     await agent.close()
 
 
-class _TwoHalves:
+class _TwoHalves(StubDriver):
     """One message whose text comes in two halves, the run held after each until the test lets it go on."""
 
     name = "two-halves"
@@ -228,15 +229,6 @@ class _TwoHalves:
     def __init__(self) -> None:
         self.halves = [asyncio.Event(), asyncio.Event()]  # set when a half has been emitted
         self.go_on = [asyncio.Event(), asyncio.Event()]
-
-    def descriptor(self) -> Descriptor:
-        return Descriptor(name="two-halves", provider="test")
-
-    def validate_config(self) -> None:
-        return None
-
-    def config_fingerprint(self) -> str:
-        return "two-halves"
 
     async def run(self, invocation: Invocation, ctx: RunContext) -> DriverOutcome:
         for half, letter in enumerate("ЖЩ"):
